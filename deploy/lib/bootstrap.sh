@@ -1,0 +1,62 @@
+# Shared set-up steps for deploy/test.sh and deploy/demo.sh: each one is idempotent and cheap
+# when its work is already done, so a fresh Debian machine and a warm one take the same path.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+VENV="$ROOT/.venv"
+PG_SERVER="127.0.0.1"
+
+log() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
+
+# A virtualenv with the project installed (editable) and exact versions from deploy/constraints.txt.
+# Re-installs only when pyproject.toml or the constraints change.
+ensure_venv() {
+    local stamp="$VENV/.installed" want
+    want="$(cat "$ROOT/pyproject.toml" "$ROOT/deploy/constraints.txt" | sha256sum | cut -c1-64)"
+    if [ ! -x "$VENV/bin/python" ]; then
+        log "creating virtualenv in .venv"
+        python3 -m venv "$VENV"
+    fi
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        log "installing Python packages"
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+            -c "$ROOT/deploy/constraints.txt" -e "$ROOT[dev]"
+        echo "$want" > "$stamp"
+    fi
+}
+
+apt_install() {
+    log "installing Debian packages: $*"
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+# PostgreSQL and Redis on their standard loopback ports, started if they are not answering.
+ensure_services() {
+    command -v pg_isready >/dev/null || apt_install postgresql
+    if ! pg_isready -q -h "$PG_SERVER" -p 5432; then
+        log "starting PostgreSQL"
+        pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+        for _ in $(seq 1 30); do pg_isready -q -h "$PG_SERVER" -p 5432 && break; sleep 1; done
+    fi
+    command -v redis-server >/dev/null || apt_install redis-server
+    if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+        log "starting Redis"
+        mkdir -p /var/lib/redis /var/log/redis
+        redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" \
+            --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
+        for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+    fi
+}
+
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+ensure_chromium() {
+    [ -x /usr/bin/chromium ] || apt_install chromium chromium-driver
+}
+
+# The sha256sum and curl that tests call as a downloader would.
+ensure_tools() {
+    command -v sha256sum >/dev/null || apt_install coreutils
+    command -v curl >/dev/null || apt_install curl
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian machine: installs what it needs, starts PostgreSQL and
+# Redis if they are down, then runs ruff, mypy (strict) and pytest. Extra arguments go to pytest.
+set -euo pipefail
+source "$(dirname "$0")/lib/bootstrap.sh"
+cd "$ROOT"
+ensure_venv
+ensure_services
+ensure_chromium
+ensure_tools
+log "ruff"
+"$VENV/bin/ruff" check .
+log "mypy --strict"
+"$VENV/bin/mypy"
+log "pytest"
+"$VENV/bin/pytest" "$@"

@@ -1,0 +1,1 @@
+"""The aiohttp front end: manifest, downloads, public pages, operator dashboard."""

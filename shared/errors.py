@@ -1,0 +1,46 @@
+"""The project's error types. Each carries a message meant for a person; the CLI prints it as one
+line and the HTTP middleware turns it into a JSON body, so no caller needs to format tracebacks."""
+
+from __future__ import annotations
+
+
+class ArchiveError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(ArchiveError):
+    """A setting in the environment is missing or malformed."""
+
+    exit_code = 2
+
+
+class DatabaseUnavailable(ArchiveError):
+    """PostgreSQL cannot be reached or refused the connection."""
+
+    exit_code = 3
+
+
+class RedisUnavailable(ArchiveError):
+    """Redis cannot be reached."""
+
+    exit_code = 3
+
+
+class InvalidMonth(ArchiveError):
+    """A month string is not YYYY-MM, or the month is not one this service publishes."""
+
+    exit_code = 2
+
+
+class ExportFailed(ArchiveError):
+    """An export could not produce or publish its archive."""
+
+
+class ExportLocked(ArchiveError):
+    """Another process holds the month's export lock."""
+
+
+class IntegrityError(ArchiveError):
+    """Stored archive bytes do not match their recorded size or SHA-256."""

@@ -1,0 +1,1 @@
+"""The arq worker: the six-hourly planner and the month export jobs."""
