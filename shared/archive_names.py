@@ -1,0 +1,40 @@
+"""Archive file names and checksum lines: ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``."""
+
+from __future__ import annotations
+
+import re
+
+from shared.months import Month
+
+CHUNK_SIZE = 262_144
+"""Archive bytes are stored (and served) in chunks of exactly 256 KiB; the last may be shorter."""
+
+FILES_PATH = "/api/v1/database/files/"
+
+ARCHIVE_NAME_RE = re.compile(r"gomoku-party-(\d{4})-(0[1-9]|1[0-2])-([0-9a-f]{16})\.sgf\.gz")
+CHECKSUM_SUFFIX = ".sha256"
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def archive_file_name(month: Month, sha256: str) -> str:
+    """The content-addressed download name of a month's archive."""
+    if not _SHA256_RE.fullmatch(sha256):
+        raise ValueError(f"not a lowercase hex SHA-256: {sha256!r}")
+    return f"gomoku-party-{month}-{sha256[:16]}.sgf.gz"
+
+
+def checksum_line(file_name: str, sha256: str) -> str:
+    """The companion ``.sha256`` file's text, as ``sha256sum -c`` and ``shasum -a 256 -c`` read it."""
+    return f"{sha256}  {file_name}\n"
+
+
+def is_archive_name(name: str) -> bool:
+    return ARCHIVE_NAME_RE.fullmatch(name) is not None
+
+
+def download_url(file_name: str) -> str:
+    return FILES_PATH + file_name
+
+
+def checksum_url(file_name: str) -> str:
+    return FILES_PATH + file_name + CHECKSUM_SUFFIX

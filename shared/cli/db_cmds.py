@@ -1,0 +1,205 @@
+"""Commands on the database: ``migrate``, ``export``, ``manifest``, ``seed-demo``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime
+from types import TracebackType
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from shared.cli.runtime import database, load_settings, print_json, run
+from shared.db import archive_store, source
+from shared.db.migrate import migrate
+from shared.demo_games import generate_months
+from shared.errors import ArchiveError, InvalidMonth
+from shared.export import ExportResult, export_month
+from shared.manifest import build_manifest
+from shared.months import Month
+from shared.planning import missing_months
+from shared.settings import Settings
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("migrate", help="create or upgrade the service's own tables")
+    p.set_defaults(run=cmd_migrate)
+
+    p = subparsers.add_parser("export", help="build and publish month archives")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--month", type=_month_arg, help="one closed month, YYYY-MM")
+    which.add_argument("--missing", action="store_true", help="every closed month not yet published")
+    p.add_argument("--force", action="store_true", help="rebuild even if the month is published")
+    p.set_defaults(run=cmd_export)
+
+    p = subparsers.add_parser("manifest", help="print the manifest JSON the API serves")
+    p.set_defaults(run=cmd_manifest)
+
+    p = subparsers.add_parser("seed-demo", help="fill the source table with realistic demo games")
+    p.add_argument("--from", dest="first", type=_month_arg, required=True, metavar="YYYY-MM")
+    p.add_argument("--to", dest="last", type=_month_arg, required=True, metavar="YYYY-MM")
+    p.add_argument("--games-per-month", type=int, required=True, metavar="N")
+    p.add_argument("--seed", type=int, default=2026)
+    p.set_defaults(run=cmd_seed_demo)
+
+
+def _month_arg(text: str) -> Month:
+    try:
+        return Month.parse(text)
+    except InvalidMonth as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    settings = load_settings()
+
+    async def main() -> list[str]:
+        async with database(settings, max_size=1) as pool, pool.acquire() as conn:
+            return await migrate(conn)
+
+    applied = run(main)
+    print(f"applied {len(applied)} migration(s)" + (": " + ", ".join(applied) if applied else ""))
+    return 0
+
+
+def _check_month(settings: Settings, month: Month, now: datetime) -> None:
+    if month < settings.export_first_month:
+        raise InvalidMonth(
+            f"{month} is before the first published month {settings.export_first_month}"
+        )
+    if not month.is_closed(now):
+        raise InvalidMonth(f"{month} is not closed yet; it closes at {month.end:%Y-%m-%dT%H:%M:%SZ}")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    now = datetime.now(UTC)
+    if args.month is not None:
+        _check_month(settings, args.month, now)
+    tty = sys.stdout.isatty()
+
+    async def main() -> list[ExportResult]:
+        async with database(settings, max_size=3) as pool:
+            if args.missing:
+                async with pool.acquire() as conn:
+                    published = await archive_store.published_months(conn)
+                months = missing_months(settings.export_first_month, now, published)
+            else:
+                months = [args.month]
+            results = []
+            for month in months:
+                with _Bar(enabled=tty) as bar:
+                    result = await export_month(
+                        pool,
+                        table=settings.games_table,
+                        month=month,
+                        force=args.force,
+                        progress=bar if tty else None,
+                    )
+                results.append(result)
+                if tty:
+                    print(_human(result))
+                else:
+                    print_json(result.summary())
+            return results
+
+    results = run(main)
+    if args.missing and not results and tty:
+        print("every closed month is published")
+    return 0
+
+
+def _human(result: ExportResult) -> str:
+    s = result.summary()
+    if result.outcome == "skipped":
+        return f"{s['month']}: already published as {s['file'] or 'a zero-game month'} (use --force to rebuild)"
+    return (
+        f"{s['month']}: {result.outcome} {s['file'] or '(no games, no file)'}: {s['games']} games, "
+        f"{s['excluded']} of {s['candidates']} candidates excluded, {s['bytes']} bytes, "
+        f"{s['seconds']} s"
+    )
+
+
+class _Bar:
+    """The export's progress on a terminal: candidates done of total, and games/s."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self._enabled = enabled
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]} games/s"),
+            TimeRemainingColumn(),
+            transient=True,
+        )
+        self._task: TaskID | None = None
+        self._t0 = time.monotonic()
+
+    def __enter__(self) -> _Bar:
+        if self._enabled:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._enabled:
+            self._progress.stop()
+
+    def start(self, month: Month, candidates: int) -> None:
+        self._t0 = time.monotonic()
+        self._task = self._progress.add_task(f"export {month}", total=candidates, rate="0")
+
+    def advance(self, candidates_done: int, games: int) -> None:
+        if self._task is not None:
+            rate = games / max(time.monotonic() - self._t0, 1e-9)
+            self._progress.update(self._task, completed=candidates_done, rate=f"{rate:,.0f}")
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    settings = load_settings()
+
+    async def main() -> dict[str, object]:
+        async with database(settings, max_size=1) as pool, pool.acquire() as conn:
+            rows = await archive_store.published_archives(conn)
+        return build_manifest([r.summary() for r in rows])
+
+    print_json(run(main), indent=2)
+    return 0
+
+
+def cmd_seed_demo(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    if args.last < args.first:
+        raise ArchiveError("--to must not be before --from")
+    if args.games_per_month < 0:
+        raise ArchiveError("--games-per-month must be 0 or more")
+
+    async def main() -> int:
+        inserted = 0
+        batch: list[tuple[object, ...]] = []
+        async with database(settings, max_size=1) as pool, pool.acquire() as conn:
+            await source.create_reference_table(conn, settings.games_table)
+            for game in generate_months(
+                args.first, args.last, args.games_per_month, seed=args.seed
+            ):
+                batch.append(tuple(getattr(game, c) for c in source.INSERT_COLUMNS))
+                if len(batch) >= 5000:
+                    inserted += await source.insert_games(conn, settings.games_table, batch)
+                    batch.clear()
+            if batch:
+                inserted += await source.insert_games(conn, settings.games_table, batch)
+        return inserted
+
+    inserted = run(main)
+    print(f"inserted {inserted} rows into {settings.games_table}")
+    return 0

@@ -1,0 +1,59 @@
+"""What every command shares: settings from the environment, logging, running a coroutine, and
+turning database errors into the project's error types with a clear sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import asyncpg
+
+from shared.db.pool import CONNECTION_ERRORS, Pool, create_pool
+from shared.errors import ArchiveError, DatabaseUnavailable
+from shared.logs import configure_logging
+from shared.settings import Settings
+
+T = TypeVar("T")
+
+
+def load_settings(*, log_to_stdout: bool = False) -> Settings:
+    """Settings from the environment, and logging configured from them. Commands whose stdout
+    is data log to stderr."""
+    settings = Settings.from_env(isatty=sys.stderr.isatty())
+    configure_logging(
+        fmt=settings.log_format,
+        level=settings.log_level,
+        stream=sys.stdout if log_to_stdout else sys.stderr,
+    )
+    return settings
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    async def guarded() -> T:
+        try:
+            return await main()
+        except asyncpg.UndefinedTableError as exc:
+            raise ArchiveError(
+                f"{exc}: run `gomoku-archive migrate` first (or check GAMES_TABLE)"
+            ) from exc
+        except CONNECTION_ERRORS as exc:
+            raise DatabaseUnavailable(f"lost the database connection: {exc}") from exc
+
+    return asyncio.run(guarded())
+
+
+@asynccontextmanager
+async def database(settings: Settings, **kwargs: Any) -> AsyncIterator[Pool]:
+    pool = await create_pool(settings.database_url, **kwargs)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+def print_json(document: object, *, indent: int | None = None) -> None:
+    print(json.dumps(document, indent=indent, ensure_ascii=False))

@@ -1,0 +1,1 @@
+"""PostgreSQL edge: the pool, migrations, and every SQL statement the project runs."""

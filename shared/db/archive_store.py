@@ -1,0 +1,326 @@
+"""Every statement on the service's archive tables: building, chunk writes, the publish flip,
+and the read side used by the API, the worker and the CLI.
+
+Visibility rule: only rows in state ``published`` (listed) or ``superseded`` (still downloadable
+at their old URL) are ever served, and a row reaches those states only in ``publish``, after its
+bytes were read back and checked."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from shared.archive_names import CHUNK_SIZE
+from shared.db.pool import Connection
+from shared.errors import IntegrityError
+from shared.manifest import MonthSummary
+
+ARCHIVES_CHANNEL = "gomoku_archives"
+"""NOTIFY channel: the payload is the month whose published archive changed."""
+
+ArchiveState = Literal["building", "published", "superseded", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRow:
+    id: int
+    month: str
+    state: ArchiveState
+    file_name: str | None
+    sha256: str | None
+    bytes: int
+    uncompressed_bytes: int
+    games: int
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+    created_at: datetime
+    finished_at: datetime | None
+    published_at: datetime | None
+    superseded_at: datetime | None
+    failed_at: datetime | None
+    error: str | None
+
+    def summary(self) -> MonthSummary:
+        assert self.published_at is not None, "only published rows have a manifest entry"
+        return MonthSummary(
+            month=self.month,
+            games=self.games,
+            file_name=self.file_name,
+            bytes=self.bytes,
+            uncompressed_bytes=self.uncompressed_bytes,
+            sha256=self.sha256,
+            published_at=self.published_at,
+            candidate_games=self.candidate_games,
+            excluded_games=self.excluded_games,
+            exclusions=self.exclusions,
+            results=self.results,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """An export's honest numbers: candidates = games + excluded."""
+
+    games: int
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltFile:
+    sha256: str
+    bytes: int
+    uncompressed_bytes: int
+    file_name: str
+
+
+_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
+    candidate_games, excluded_games, exclusions, results, created_at, finished_at,
+    published_at, superseded_at, failed_at, error"""
+
+
+def _row(record: Mapping[str, Any]) -> ArchiveRow:
+    return ArchiveRow(**dict(record))
+
+
+# --- read side -------------------------------------------------------------------------------
+
+
+async def published_archives(conn: Connection) -> list[ArchiveRow]:
+    """The manifest's rows: one per published month."""
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
+    )
+    return [_row(r) for r in rows]
+
+
+async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:
+    """A file that may be served: published, or superseded (its URL is cacheable forever)."""
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM archives "
+        "WHERE file_name = $1 AND state IN ('published', 'superseded')",
+        file_name,
+    )
+    return None if row is None else _row(row)
+
+
+async def all_archives(conn: Connection, *, limit: int = 500) -> list[ArchiveRow]:
+    """Every archive row, newest month first, for operators."""
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM archives ORDER BY month DESC, created_at DESC LIMIT $1", limit
+    )
+    return [_row(r) for r in rows]
+
+
+async def published_months(conn: Connection) -> set[str]:
+    rows = await conn.fetch("SELECT month FROM archives WHERE state = 'published'")
+    return {r["month"] for r in rows}
+
+
+async def published_for_month(conn: Connection, month: str) -> ArchiveRow | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM archives WHERE month = $1 AND state = 'published'", month
+    )
+    return None if row is None else _row(row)
+
+
+async def read_chunks(conn: Connection, archive_id: int, first_seq: int, count: int) -> list[bytes]:
+    """Chunks ``first_seq .. first_seq + count - 1`` in order (fewer at the end of the file)."""
+    rows = await conn.fetch(
+        "SELECT data FROM archive_chunks WHERE archive_id = $1 AND seq >= $2 AND seq < $3 "
+        "ORDER BY seq",
+        archive_id,
+        first_seq,
+        first_seq + count,
+    )
+    return [r["data"] for r in rows]
+
+
+# --- write side (the export) -----------------------------------------------------------------
+
+
+async def remove_leftovers(conn: Connection, month: str) -> int:
+    """Delete what killed or failed exports of ``month`` left behind: ``building`` rows (with
+    their chunks) and the chunks of ``failed`` rows (the failure record itself is kept).
+    Call only while holding the month's export lock."""
+    status = await conn.execute(
+        "DELETE FROM archives WHERE month = $1 AND state = 'building'", month
+    )
+    await conn.execute(
+        "DELETE FROM archive_chunks WHERE archive_id IN "
+        "(SELECT id FROM archives WHERE month = $1 AND state = 'failed')",
+        month,
+    )
+    return int(status.split()[-1])
+
+
+async def start_building(conn: Connection, month: str) -> int:
+    archive_id: int = await conn.fetchval(
+        "INSERT INTO archives (month, state) VALUES ($1, 'building') RETURNING id", month
+    )
+    return archive_id
+
+
+async def write_chunks(conn: Connection, archive_id: int, first_seq: int, chunks: list[bytes]) -> None:
+    await conn.executemany(
+        "INSERT INTO archive_chunks (archive_id, seq, data) VALUES ($1, $2, $3)",
+        [(archive_id, first_seq + i, chunk) for i, chunk in enumerate(chunks)],
+    )
+
+
+async def check_stored_bytes(conn: Connection, archive_id: int, *, sha256: str, size: int) -> None:
+    """Read every stored chunk back and compare size, chunk layout and SHA-256 with what the
+    writer computed; raise IntegrityError on any difference."""
+    digest = hashlib.sha256()
+    total = 0
+    expected_seq = 0
+    last_len = CHUNK_SIZE
+    async with conn.transaction(readonly=True):
+        cursor = conn.cursor(
+            "SELECT seq, data FROM archive_chunks WHERE archive_id = $1 ORDER BY seq",
+            archive_id,
+            prefetch=8,
+        )
+        async for record in cursor:
+            if record["seq"] != expected_seq:
+                raise IntegrityError(f"archive {archive_id}: chunk {expected_seq} is missing")
+            if last_len != CHUNK_SIZE:
+                raise IntegrityError(f"archive {archive_id}: a short chunk before the last one")
+            data: bytes = record["data"]
+            last_len = len(data)
+            digest.update(data)
+            total += last_len
+            expected_seq += 1
+    if total != size or digest.hexdigest() != sha256:
+        raise IntegrityError(
+            f"archive {archive_id}: stored {total} bytes with sha256 {digest.hexdigest()}, "
+            f"expected {size} bytes with sha256 {sha256}"
+        )
+
+
+PublishOutcome = Literal["published", "unchanged", "restored"]
+
+
+async def publish(
+    conn: Connection,
+    archive_id: int,
+    month: str,
+    counts: Counts,
+    built: BuiltFile | None,
+) -> tuple[PublishOutcome, ArchiveRow]:
+    """Make the checked archive (``built``; None for a zero-game month) the month's published
+    file, in one transaction.
+
+    - Same file as the one published (or both zero-game): nothing visible changes; the counts
+      are refreshed on the published row (an excluded row may have changed without changing a
+      byte), the new copy is dropped. Outcome ``unchanged``.
+    - A file this month published before and later superseded: that row is published again and
+      the new copy dropped (its URL never changed). Outcome ``restored``.
+    - Otherwise the new row is published and the previous one superseded. Outcome ``published``.
+    """
+    file_name = built.file_name if built else None
+    async with conn.transaction():
+        current = await conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM archives WHERE month = $1 AND state = 'published' FOR UPDATE",
+            month,
+        )
+        if current is not None and current["file_name"] == file_name:
+            await _drop(conn, archive_id)
+            row = await _set_counts(conn, current["id"], counts)
+            return "unchanged", row
+
+        if current is not None:
+            await conn.execute(
+                "UPDATE archives SET state = 'superseded', superseded_at = now() WHERE id = $1",
+                current["id"],
+            )
+        earlier = None
+        if file_name is not None:
+            earlier = await conn.fetchval(
+                "SELECT id FROM archives WHERE file_name = $1 AND state = 'superseded' FOR UPDATE",
+                file_name,
+            )
+        if earlier is not None:
+            await _drop(conn, archive_id)
+            await conn.execute(
+                "UPDATE archives SET state = 'published', published_at = now(), "
+                "superseded_at = NULL WHERE id = $1",
+                earlier,
+            )
+            row = await _set_counts(conn, earlier, counts)
+            outcome: PublishOutcome = "restored"
+        else:
+            await conn.execute(
+                "UPDATE archives SET state = 'published', file_name = $2, sha256 = $3, bytes = $4, "
+                "uncompressed_bytes = $5, finished_at = now(), published_at = now(), error = NULL "
+                "WHERE id = $1 AND state = 'building'",
+                archive_id,
+                file_name,
+                built.sha256 if built else None,
+                built.bytes if built else 0,
+                built.uncompressed_bytes if built else 0,
+            )
+            row = await _set_counts(conn, archive_id, counts)
+            outcome = "published"
+        await conn.execute("SELECT pg_notify($1, $2)", ARCHIVES_CHANNEL, month)
+        return outcome, row
+
+
+async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
+    """Record a failed build (kept for operators) and free its chunks."""
+    async with conn.transaction():
+        await conn.execute("DELETE FROM archive_chunks WHERE archive_id = $1", archive_id)
+        await conn.execute(
+            "UPDATE archives SET state = 'failed', failed_at = now(), finished_at = now(), "
+            "error = $2 WHERE id = $1 AND state = 'building'",
+            archive_id,
+            error[:2000],
+        )
+
+
+async def record_failure(conn: Connection, month: str, error: str) -> None:
+    """Record a failure that happened before any archive row existed (e.g. the source query)."""
+    await conn.execute(
+        "INSERT INTO archives (month, state, failed_at, finished_at, error) "
+        "VALUES ($1, 'failed', now(), now(), $2)",
+        month,
+        error[:2000],
+    )
+
+
+async def _drop(conn: Connection, archive_id: int) -> None:
+    await conn.execute("DELETE FROM archives WHERE id = $1", archive_id)
+
+
+async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> ArchiveRow:
+    row = await conn.fetchrow(
+        "UPDATE archives SET games = $2, candidate_games = $3, excluded_games = $4, "
+        f"exclusions = $5, results = $6 WHERE id = $1 RETURNING {_COLUMNS}",
+        archive_id,
+        counts.games,
+        counts.candidate_games,
+        counts.excluded_games,
+        dict(counts.exclusions),
+        dict(counts.results),
+    )
+    assert row is not None
+    return _row(row)
+
+
+async def iter_archive_bytes(conn: Connection, archive_id: int) -> AsyncIterator[bytes]:
+    """Every chunk of an archive in order (used by the mirror and by tests)."""
+    seq = 0
+    while True:
+        chunks = await read_chunks(conn, archive_id, seq, 8)
+        if not chunks:
+            return
+        for chunk in chunks:
+            yield chunk
+        seq += len(chunks)

@@ -1,0 +1,81 @@
+"""The asyncpg pool: created once per process, jsonb decoded to Python, sessions in UTC.
+Connection failures become one clear ``DatabaseUnavailable`` error."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+from shared.errors import DatabaseUnavailable
+from shared.settings import _mask_url
+
+Pool = asyncpg.Pool
+Connection = asyncpg.Connection
+
+# Errors that mean "the database is not there or not usable", as opposed to a bug in our SQL.
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    socket.gaierror,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InvalidCatalogNameError,
+    asyncpg.InvalidAuthorizationSpecificationError,
+    asyncpg.InvalidPasswordError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.TooManyConnectionsError,
+    asyncpg.InterfaceError,
+    TimeoutError,
+)
+
+
+async def _init_connection(conn: Connection) -> None:
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+def _unavailable(dsn: str, exc: BaseException) -> DatabaseUnavailable:
+    reason = str(exc).strip() or type(exc).__name__
+    return DatabaseUnavailable(f"cannot use the database at {_mask_url(dsn)}: {reason}")
+
+
+async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
+    try:
+        pool: Pool = await asyncpg.create_pool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            init=_init_connection,
+            timeout=10,
+            command_timeout=None,
+            server_settings={"timezone": "UTC", "application_name": "gomoku-archive"},
+        )
+    except CONNECTION_ERRORS as exc:
+        raise _unavailable(dsn, exc) from exc
+    return pool
+
+
+async def connect(dsn: str) -> Connection:
+    """One dedicated connection (the export's lock holder, LISTEN)."""
+    try:
+        conn: Connection = await asyncpg.connect(
+            dsn,
+            timeout=10,
+            server_settings={"timezone": "UTC", "application_name": "gomoku-archive"},
+        )
+    except CONNECTION_ERRORS as exc:
+        raise _unavailable(dsn, exc) from exc
+    await _init_connection(conn)
+    return conn
+
+
+@asynccontextmanager
+async def pool_from(dsn: str, **kwargs: Any) -> AsyncIterator[Pool]:
+    pool = await create_pool(dsn, **kwargs)
+    try:
+        yield pool
+    finally:
+        await pool.close()

@@ -1,0 +1,91 @@
+"""Reads from the game server's table (SELECT only; a read-only role is enough).
+
+The table name comes from the GAMES_TABLE setting, validated as an identifier by Settings and
+quoted here, which is the only reason this module builds SQL text."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from shared.classify import Candidate
+from shared.db.pool import Connection
+from shared.months import Month
+
+IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
+# Truncating to whole seconds keeps month membership (month edges are whole seconds) and gives
+# the archive's order key, XET; the reference index is on exactly this expression.
+FINISH_SECOND = "date_trunc('second', finished_at AT TIME ZONE 'UTC')"
+
+
+def quote_table(name: str) -> str:
+    """``games`` → ``"games"``, ``src.games`` → ``"src"."games"``."""
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
+
+def _candidates_where(table: str) -> str:
+    return (
+        f"FROM {quote_table(table)} WHERE {IN_SCOPE} "
+        f"AND {FINISH_SECOND} >= $1 AND {FINISH_SECOND} < $2"
+    )
+
+
+def _bounds(month: Month) -> tuple[datetime, datetime]:
+    # Naive UTC, to compare with the `AT TIME ZONE 'UTC'` expression.
+    return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
+
+
+async def count_candidates(conn: Connection, table: str, month: Month) -> int:
+    count: int = await conn.fetchval(f"SELECT count(*) {_candidates_where(table)}", *_bounds(month))
+    return count
+
+
+async def stream_candidates(
+    conn: Connection, table: str, month: Month, *, prefetch: int = 2000
+) -> AsyncIterator[Candidate]:
+    """Every candidate of ``month`` in archive order (finish second, then id), through a
+    server-side cursor. The caller must hold a transaction on ``conn`` (one snapshot)."""
+    query = (
+        "SELECT id, status, board_size, started_at, finished_at, result, termination, moves, "
+        "time_control_seconds, black_rating, white_rating "
+        f"{_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
+    )
+    async for record in conn.cursor(query, *_bounds(month), prefetch=prefetch):
+        yield Candidate(**dict(record))
+
+
+def reference_schema(table: str) -> str:
+    """The reference DDL of the game server's table (and the export's index), for tests/demo."""
+    text = resources.files("shared.db").joinpath("reference/games.sql").read_text("utf-8")
+    index = quote_table(table.split(".")[-1] + "_export_order")
+    return text.replace("{table}", quote_table(table)).replace("{index}", index)
+
+
+INSERT_COLUMNS = (
+    "id", "mode", "rated", "ruleset", "board_size", "status", "started_at", "finished_at",
+    "result", "termination", "moves", "time_control_seconds", "black_rating", "white_rating",
+    "black_player_id", "white_player_id",
+)
+
+
+async def create_reference_table(conn: Connection, table: str) -> None:
+    """Create the game server's table and index from the reference schema, if missing (the demo
+    and the tests play the game server's part; the service itself never does this)."""
+    await conn.execute(reference_schema(table))
+
+
+async def insert_games(conn: Connection, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert rows (tuples in ``INSERT_COLUMNS`` order) into the source table through COPY into
+    a temporary table; rows whose id exists already are skipped, so seeding is idempotent.
+    Returns the number of new rows."""
+    async with conn.transaction():
+        await conn.execute(
+            f"CREATE TEMP TABLE incoming_games (LIKE {quote_table(table)}) ON COMMIT DROP"
+        )
+        await conn.copy_records_to_table("incoming_games", records=rows, columns=INSERT_COLUMNS)
+        status = await conn.execute(
+            f"INSERT INTO {quote_table(table)} SELECT * FROM incoming_games ON CONFLICT (id) DO NOTHING"
+        )
+    return int(status.split()[-1])

@@ -1,0 +1,87 @@
+"""The manifest document (``GET /api/v1/database``), built from the published archive rows.
+
+Pure: it takes plain summaries and returns JSON-ready data, so the CLI, the API and the public
+page all show the same document."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.archive_names import checksum_url, download_url
+from shared.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
+
+SCHEMA_VERSION = 1
+PROFILE = "gomoku-party-sgf-1"
+LICENSE = "CC0-1.0"
+SCOPE: Mapping[str, object] = {
+    "mode": "RANKED",
+    "rated": True,
+    "ruleset": "FREESTYLE",
+    "boardSize": BOARD_SIZE,
+}
+
+ALL_REASONS: tuple[str, ...] = tuple(r.value for r in Reason)
+ALL_TERMINATIONS: tuple[str, ...] = tuple(t.value for t in Termination)
+assert set(REPLAY_REASONS) <= set(Reason)
+
+
+@dataclass(frozen=True, slots=True)
+class MonthSummary:
+    """What the manifest says of one published month."""
+
+    month: str
+    games: int
+    file_name: str | None
+    bytes: int
+    uncompressed_bytes: int
+    sha256: str | None
+    published_at: datetime
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+
+
+def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
+    """Every key present, zeros included, in the documented order."""
+    return {key: int(counts.get(key, 0)) for key in keys}
+
+
+def utc_iso(instant: datetime) -> str:
+    """UTC ISO 8601 with a Z, to the second: ``2026-09-01T00:12:30Z``."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def month_entry(summary: MonthSummary) -> dict[str, Any]:
+    file = summary.file_name
+    return {
+        "month": summary.month,
+        "games": summary.games,
+        "file": file,
+        "downloadUrl": download_url(file) if file else None,
+        "checksumUrl": checksum_url(file) if file else None,
+        "bytes": summary.bytes if file else 0,
+        "uncompressedBytes": summary.uncompressed_bytes if file else 0,
+        "sha256": summary.sha256 if file else None,
+        "publishedAt": utc_iso(summary.published_at),
+        "candidateGames": summary.candidate_games,
+        "excludedGames": summary.excluded_games,
+        "exclusions": full_counts(summary.exclusions, ALL_REASONS),
+        "results": full_counts(summary.results, ALL_TERMINATIONS),
+    }
+
+
+def build_manifest(months: Sequence[MonthSummary]) -> dict[str, Any]:
+    """The manifest: months newest first; months not yet generated are simply absent."""
+    entries = [month_entry(m) for m in sorted(months, key=lambda m: m.month, reverse=True)]
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "profile": PROFILE,
+        "license": LICENSE,
+        "scope": dict(SCOPE),
+        "totalGames": sum(e["games"] for e in entries),
+        "months": entries,
+    }

@@ -1,0 +1,92 @@
+"""Integration fixtures: each test gets its own PostgreSQL database (created and dropped on the
+machine's real server) and its own Redis database number, flushed before and after."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+import redis
+
+from shared.db.migrate import migrate
+from shared.db.pool import Pool, create_pool
+from shared.db.source import create_reference_table
+from shared.months import Month
+from shared.settings import Settings
+
+PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_BASE = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+# Test databases are named with this prefix; a crashed run's leftovers are dropped at start.
+DB_PREFIX = "gpa_test_"
+
+
+def _dsn(dbname: str) -> str:
+    return PG_ADMIN_DSN.rsplit("/", 1)[0] + "/" + dbname
+
+
+@pytest.fixture
+async def pg_dsn() -> AsyncIterator[str]:
+    """A fresh, empty database for this test."""
+    name = DB_PREFIX + uuid.uuid4().hex[:12]
+    admin = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield _dsn(name)
+    finally:
+        admin = await asyncpg.connect(PG_ADMIN_DSN)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest.fixture
+async def db_dsn(pg_dsn: str) -> str:
+    """A database with the service's tables migrated and the reference games table created."""
+    conn = await asyncpg.connect(pg_dsn)
+    try:
+        await migrate(conn)
+        await create_reference_table(conn, "games")
+    finally:
+        await conn.close()
+    return pg_dsn
+
+
+@pytest.fixture
+async def pool(db_dsn: str) -> AsyncIterator[Pool]:
+    pool = await create_pool(db_dsn, min_size=1, max_size=5)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A Redis database number of this test's own (tests run one at a time), flushed around it."""
+    number = 1 + (sum(request.node.nodeid.encode()) % 15)
+    url = f"{REDIS_BASE}/{number}"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    try:
+        yield url
+    finally:
+        client.flushdb()
+        client.close()
+
+
+@pytest.fixture
+def settings(db_dsn: str, redis_url: str) -> Settings:
+    return Settings(
+        database_url=db_dsn,
+        redis_url=redis_url,
+        export_first_month=Month(2026, 8),
+        ops_token="test-ops-token",
+        log_format="json",
+    )

@@ -1,0 +1,266 @@
+"""The month export against a real PostgreSQL: selection, counts, storage, publication."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from shared.archive_names import CHUNK_SIZE, archive_file_name
+from shared.db import archive_store, source
+from shared.db.pool import Pool
+from shared.export import export_month
+from shared.game import Reason, Termination
+from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, build_manifest
+from shared.months import Month
+from tests.integration.rows import FIVE_MOVES, game_row, utc
+
+AUG = Month(2026, 8)
+SEP = Month(2026, 9)
+
+
+async def insert(pool: Pool, rows: list[tuple[object, ...]]) -> None:
+    async with pool.acquire() as conn:
+        await source.insert_games(conn, "games", rows)
+
+
+async def archive_bytes(pool: Pool, archive_id: int) -> bytes:
+    async with pool.acquire() as conn:
+        return b"".join([c async for c in archive_store.iter_archive_bytes(conn, archive_id)])
+
+
+async def test_month_edges_are_exact(pool: Pool) -> None:
+    first_aug = uuid.UUID(int=1)
+    last_aug = uuid.UUID(int=2)
+    first_sep = uuid.UUID(int=3)
+    crosser = uuid.UUID(int=4)
+    await insert(
+        pool,
+        [
+            game_row(id=first_aug, finished_at=utc(2026, 8, 1, 0, 0, 0)),
+            game_row(id=last_aug, finished_at=utc(2026, 8, 31, 23, 59, 59) + timedelta(microseconds=999_999)),
+            game_row(id=first_sep, finished_at=utc(2026, 9, 1, 0, 0, 0)),
+            game_row(id=crosser, started_at=utc(2026, 7, 31, 23, 58), finished_at=utc(2026, 8, 1, 0, 1)),
+            game_row(finished_at=utc(2026, 7, 31, 23, 59, 59) + timedelta(microseconds=999_999)),
+        ],
+    )
+    aug = await export_month(pool, table="games", month=AUG)
+    sep = await export_month(pool, table="games", month=SEP)
+    assert aug.archive is not None and sep.archive is not None
+    text = gzip.decompress(await archive_bytes(pool, aug.archive.id)).decode()
+    assert aug.archive.games == 3
+    assert f"GN[{first_aug}]" in text and f"GN[{last_aug}]" in text and f"GN[{crosser}]" in text
+    assert "DT[2026-07-31,08-01]" in text
+    assert "XET[2026-08-31T23:59:59Z]" in text  # truncated, not rounded into September
+    sep_text = gzip.decompress(await archive_bytes(pool, sep.archive.id)).decode()
+    assert sep.archive.games == 1 and f"GN[{first_sep}]" in sep_text
+
+
+def _bad_rows(finished: object) -> list[tuple[Reason, tuple[object, ...]]]:
+    f = finished
+    five_then_more = [*FIVE_MOVES, {"color": "W", "x": 14, "y": 14}]
+    return [
+        (Reason.ABORTED, game_row(finished_at=f, status="ABORTED", result=None, termination=None)),
+        (Reason.INCOMPLETE, game_row(finished_at=f, status="IN_PROGRESS")),
+        (Reason.INCOMPLETE, game_row(finished_at=f, result=None)),
+        (Reason.INCOMPLETE, game_row(finished_at=f, termination="CHECKMATE")),
+        (Reason.INCOMPLETE, game_row(finished_at=f, board_size=19)),
+        (Reason.INCOMPLETE, game_row(finished_at=f, started_at=f + timedelta(hours=1))),  # type: ignore[operator]
+        (Reason.EMPTY, game_row(finished_at=f, moves=[])),
+        (Reason.MALFORMED, game_row(finished_at=f, moves="B[hh];W[ih]")),
+        (Reason.MALFORMED, game_row(finished_at=f, moves={"color": "B", "x": 1, "y": 1})),
+        (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": "7", "y": 7}])),
+        (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": 7.5, "y": 7}])),
+        (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": None, "y": 7}])),
+        (Reason.MALFORMED, game_row(finished_at=f, moves=[[7, 7]])),
+        (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": 7, "y": 7}] * 50_000 + [None])),
+        (Reason.TURN_ORDER, game_row(finished_at=f, moves=[{"color": "W", "x": 7, "y": 7}])),
+        (Reason.OUT_OF_BOUNDS, game_row(finished_at=f, moves=[{"color": "B", "x": 15, "y": 7}])),
+        (Reason.OUT_OF_BOUNDS, game_row(finished_at=f, moves=[{"color": "B", "x": 2**40, "y": -1}])),
+        (Reason.OCCUPIED, game_row(finished_at=f, moves=[{"color": "B", "x": 7, "y": 7}, {"color": "W", "x": 7, "y": 7}])),
+        (Reason.MOVES_AFTER_FIVE, game_row(finished_at=f, moves=five_then_more, result="WHITE_WIN")),
+        (Reason.RESULT_MISMATCH, game_row(finished_at=f, result="WHITE_WIN")),
+        (Reason.RESULT_MISMATCH, game_row(finished_at=f, termination="RESIGNATION")),
+        (Reason.RESULT_MISMATCH, game_row(finished_at=f, termination="AGREEMENT")),
+        (Reason.RESULT_MISMATCH, game_row(finished_at=f, moves=FIVE_MOVES[:3], termination="BOARD_FULL", result="DRAW")),
+    ]
+
+
+async def test_every_exclusion_reason_is_counted_and_out_of_scope_is_ignored(pool: Pool) -> None:
+    when = utc(2026, 8, 15, 12, 0)
+    bad = _bad_rows(when)
+    good = [
+        game_row(finished_at=when + timedelta(seconds=i), termination=t, result=r, moves=m)
+        for i, (t, r, m) in enumerate(
+            [
+                ("FIVE", "BLACK_WIN", None),
+                ("RESIGNATION", "WHITE_WIN", FIVE_MOVES[:4]),
+                ("TIMEOUT", "BLACK_WIN", FIVE_MOVES[:3]),
+                ("AGREEMENT", "DRAW", FIVE_MOVES[:6]),
+            ]
+        )
+    ]
+    out_of_scope = [
+        game_row(finished_at=when, mode="CASUAL"),
+        game_row(finished_at=when, rated=False),
+        game_row(finished_at=when, ruleset="RENJU"),
+        game_row(finished_at=when, mode="TOURNAMENT", status="ABORTED"),
+    ]
+    await insert(pool, [row for _, row in bad] + good + out_of_scope)
+    async with pool.acquire() as conn:  # NULL finish: never a candidate of any month
+        await conn.execute(
+            "INSERT INTO games (id, mode, rated, ruleset, status, started_at) "
+            "VALUES ($1, 'RANKED', true, 'FREESTYLE', 'IN_PROGRESS', $2)",
+            uuid.uuid4(),
+            when,
+        )
+
+    result = await export_month(pool, table="games", month=AUG)
+    row = result.archive
+    assert row is not None and result.outcome == "published"
+    expected = {reason.value: sum(1 for r, _ in bad if r is reason) for reason in Reason}
+    assert dict(row.exclusions) == expected
+    assert list(row.exclusions) == list(ALL_REASONS)
+    assert row.games == 4
+    assert row.excluded_games == len(bad)
+    assert row.candidate_games == len(bad) + 4 == row.games + row.excluded_games
+    assert dict(row.results) == {
+        "FIVE": 1, "RESIGNATION": 1, "TIMEOUT": 1, "BOARD_FULL": 0, "AGREEMENT": 1
+    }
+    assert list(row.results) == [t.value for t in Termination] == list(ALL_TERMINATIONS)
+
+
+async def test_zero_game_month_is_published_without_a_file(pool: Pool) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 3), status="ABORTED")])
+    result = await export_month(pool, table="games", month=AUG)
+    assert result.outcome == "published"
+    row = result.archive
+    assert row is not None
+    assert (row.file_name, row.sha256, row.bytes, row.games) == (None, None, 0, 0)
+    assert row.candidate_games == 1 and row.exclusions["aborted"] == 1
+    async with pool.acquire() as conn:
+        rows = await archive_store.published_archives(conn)
+        assert await conn.fetchval("SELECT count(*) FROM archive_chunks") == 0
+    doc = build_manifest([r.summary() for r in rows])
+    (entry,) = doc["months"]
+    assert entry["month"] == "2026-08" and entry["file"] is None and entry["bytes"] == 0
+    # Rebuilding an unchanged zero-game month changes nothing.
+    again = await export_month(pool, table="games", month=AUG, force=True)
+    assert again.outcome == "unchanged"
+    assert again.archive is not None and again.archive.id == row.id
+
+
+async def test_chunks_are_exactly_256_kib_and_bytes_check_out(pool: Pool) -> None:
+    from shared.demo_games import generate_month
+
+    rows = [tuple(getattr(g, c) for c in source.INSERT_COLUMNS) for g in generate_month(AUG, 2500, seed=7)]
+    await insert(pool, rows)
+    result = await export_month(pool, table="games", month=AUG)
+    row = result.archive
+    assert row is not None and row.file_name is not None and row.sha256 is not None
+    async with pool.acquire() as conn:
+        sizes = [r["n"] for r in await conn.fetch(
+            "SELECT seq, length(data) AS n FROM archive_chunks WHERE archive_id = $1 ORDER BY seq",
+            row.id,
+        )]
+    assert len(sizes) >= 2, "the test needs an archive of several chunks"
+    assert all(n == CHUNK_SIZE for n in sizes[:-1])
+    assert 0 < sizes[-1] <= CHUNK_SIZE
+    data = await archive_bytes(pool, row.id)
+    assert len(data) == row.bytes == sum(sizes)
+    assert hashlib.sha256(data).hexdigest() == row.sha256
+    assert row.file_name == archive_file_name(AUG, row.sha256)
+    assert len(gzip.decompress(data)) == row.uncompressed_bytes
+
+
+async def test_identical_rebuild_changes_nothing(pool: Pool) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 10, h)) for h in range(5)])
+    first = await export_month(pool, table="games", month=AUG)
+    again = await export_month(pool, table="games", month=AUG, force=True)
+    assert first.archive is not None and again.archive is not None
+    assert again.outcome == "unchanged"
+    assert again.archive.id == first.archive.id
+    assert again.archive.file_name == first.archive.file_name
+    assert again.archive.published_at == first.archive.published_at
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM archives") == 1
+    skipped = await export_month(pool, table="games", month=AUG)
+    assert skipped.outcome == "skipped"
+
+
+async def test_changed_content_publishes_a_new_file_and_keeps_the_old_downloadable(pool: Pool) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 10, h)) for h in range(3)])
+    old = (await export_month(pool, table="games", month=AUG)).archive
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 20))])  # the game server fixed a row
+    new_result = await export_month(pool, table="games", month=AUG, force=True)
+    new = new_result.archive
+    assert old is not None and new is not None and old.file_name and new.file_name
+    assert new_result.outcome == "published"
+    assert new.file_name != old.file_name and new.games == 4
+    async with pool.acquire() as conn:
+        listed = await archive_store.published_archives(conn)
+        assert [r.file_name for r in listed] == [new.file_name]
+        superseded = await archive_store.downloadable_archive(conn, old.file_name)
+        assert superseded is not None and superseded.state == "superseded"
+        assert superseded.superseded_at is not None
+    # Old bytes are intact and still served from the same row.
+    assert hashlib.sha256(await archive_bytes(pool, old.id)).hexdigest() == old.sha256
+
+
+async def test_killed_export_leaves_nothing_visible_and_next_run_publishes(pool: Pool) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 10, h)) for h in range(3)])
+    async with pool.acquire() as conn:  # exactly what a process killed mid-export leaves behind
+        dead = await archive_store.start_building(conn, "2026-08")
+        await archive_store.write_chunks(conn, dead, 0, [b"\x1f\x8b" + b"x" * (CHUNK_SIZE - 2)])
+        assert await archive_store.published_archives(conn) == []
+        assert await archive_store.published_months(conn) == set()
+    result = await export_month(pool, table="games", month=AUG)
+    assert result.outcome == "published" and result.archive is not None
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM archives WHERE id = $1", dead) == 0
+        assert await conn.fetchval("SELECT count(*) FROM archive_chunks WHERE archive_id = $1", dead) == 0
+
+
+async def test_player_ids_never_reach_the_archive(pool: Pool) -> None:
+    black, white = uuid.uuid4(), uuid.uuid4()
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 2), black_player_id=black, white_player_id=white)])
+    row = (await export_month(pool, table="games", month=AUG)).archive
+    assert row is not None
+    raw = await archive_bytes(pool, row.id)
+    text = gzip.decompress(raw).decode()
+    for pid in (black, white):
+        for form in (str(pid), pid.hex, str(pid).upper(), pid.hex.upper()):
+            assert form not in text
+            assert form.encode() not in raw
+
+
+@pytest.mark.parametrize("table", ["games_src", "archive_src.games"])
+async def test_games_table_is_configurable(pool: Pool, table: str) -> None:
+    async with pool.acquire() as conn:
+        if "." in table:
+            await conn.execute("CREATE SCHEMA archive_src")
+        await source.create_reference_table(conn, table)
+        await source.insert_games(conn, table, [game_row(finished_at=utc(2026, 8, 2))])
+    result = await export_month(pool, table=table, month=AUG)
+    assert result.archive is not None and result.archive.games == 1
+
+
+async def test_export_uses_the_documented_index(pool: Pool) -> None:
+    async with pool.acquire() as conn, conn.transaction():
+        # On a tiny table a sequential scan is cheaper; forbid it to see what the index offers.
+        await conn.execute("SET LOCAL enable_seqscan = off")
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+        plan = "\n".join(
+            r[0]
+            for r in await conn.fetch(
+                "EXPLAIN SELECT id FROM games WHERE mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE' "
+                f"AND {source.FINISH_SECOND} >= $1 AND {source.FINISH_SECOND} < $2 "
+                f"ORDER BY {source.FINISH_SECOND}, id",
+                AUG.start.replace(tzinfo=None),
+                AUG.end.replace(tzinfo=None),
+            )
+        )
+    assert "games_export_order" in plan and "Sort" not in plan, plan

@@ -1,0 +1,75 @@
+"""The architecture, checked: pure modules of shared/ import nothing that does I/O, and
+services/ and workers/ never import each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Modules of shared/ that are I/O edges on purpose; every other module is pure.
+IO_EDGES = ("shared.settings", "shared.logs", "shared.export", "shared.job_queue", "shared.mirror",
+            "shared.db", "shared.cli")
+BANNED_IN_PURE = ("asyncpg", "aiohttp", "redis", "arq", "boto3", "botocore", "socket",
+                  "subprocess", "structlog", "urllib.request", "http.client", "services", "workers",
+                  *IO_EDGES)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+PURE_MODULES = sorted(
+    p for p in (ROOT / "shared").rglob("*.py") if not under(module_name(p), IO_EDGES)
+)
+
+
+@pytest.mark.parametrize("path", PURE_MODULES, ids=lambda p: module_name(p))
+def test_pure_modules_do_no_io(path: Path) -> None:
+    bad = sorted(i for i in imports_of(path) if under(i, BANNED_IN_PURE))
+    assert bad == [], f"{module_name(path)} is pure but imports {bad}"
+
+
+@pytest.mark.parametrize(("package", "other"), [("services", "workers"), ("workers", "services")])
+def test_services_and_workers_never_import_each_other(package: str, other: str) -> None:
+    for path in (ROOT / package).rglob("*.py"):
+        bad = sorted(i for i in imports_of(path) if under(i, (other,)))
+        assert bad == [], f"{module_name(path)} imports {bad}"
+
+
+def test_shared_never_imports_services_or_workers_at_module_level() -> None:
+    # The CLI (the composition root) may import them inside command functions only.
+    for path in (ROOT / "shared").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            bad = [n for n in names if under(n, ("services", "workers"))]
+            assert bad == [], f"{module_name(path)} imports {bad} at module level"
+
+
+def test_the_list_of_pure_modules_is_not_empty() -> None:
+    names = {module_name(p) for p in PURE_MODULES}
+    assert {"shared.game", "shared.months", "shared.manifest"} <= names

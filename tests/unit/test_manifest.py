@@ -1,0 +1,77 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from shared.archive_names import archive_file_name, checksum_line, is_archive_name
+from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, MonthSummary, build_manifest
+from shared.months import Month
+
+SHA = "0123456789abcdef" + "f" * 48
+
+
+def summary(month: str, games: int, file: str | None) -> MonthSummary:
+    return MonthSummary(
+        month=month,
+        games=games,
+        file_name=file,
+        bytes=1234 if file else 0,
+        uncompressed_bytes=9999 if file else 0,
+        sha256=SHA if file else None,
+        published_at=datetime(2026, 9, 1, 0, 5, 7, 123456, tzinfo=UTC),
+        candidate_games=games + 2,
+        excluded_games=2,
+        exclusions={"aborted": 1, "occupied": 1},
+        results={"FIVE": games},
+    )
+
+
+def test_manifest_document() -> None:
+    name = archive_file_name(Month(2026, 9), SHA)
+    doc = build_manifest([summary("2026-08", 0, None), summary("2026-09", 5, name)])
+    assert doc["schemaVersion"] == 1
+    assert doc["profile"] == "gomoku-party-sgf-1"
+    assert doc["license"] == "CC0-1.0"
+    assert doc["scope"] == {"mode": "RANKED", "rated": True, "ruleset": "FREESTYLE", "boardSize": 15}
+    assert doc["totalGames"] == 5
+    assert [m["month"] for m in doc["months"]] == ["2026-09", "2026-08"]
+    sept, aug = doc["months"]
+    assert sept["file"] == "gomoku-party-2026-09-0123456789abcdef.sgf.gz"
+    assert sept["downloadUrl"] == "/api/v1/database/files/" + sept["file"]
+    assert sept["checksumUrl"] == sept["downloadUrl"] + ".sha256"
+    assert sept["publishedAt"] == "2026-09-01T00:05:07Z"
+    assert list(sept["exclusions"]) == list(ALL_REASONS)
+    assert sept["exclusions"]["aborted"] == 1
+    assert sept["exclusions"]["empty"] == 0
+    assert list(sept["results"]) == list(ALL_TERMINATIONS)
+    assert sept["results"]["TIMEOUT"] == 0
+    # A zero-game month is listed, with no file.
+    assert aug["games"] == 0
+    assert aug["file"] is None and aug["downloadUrl"] is None and aug["checksumUrl"] is None
+    assert aug["sha256"] is None and aug["bytes"] == 0 and aug["uncompressedBytes"] == 0
+    assert aug["candidateGames"] == aug["games"] + aug["excludedGames"]
+
+
+def test_archive_names() -> None:
+    name = archive_file_name(Month(2026, 8), SHA)
+    assert name == "gomoku-party-2026-08-0123456789abcdef.sgf.gz"
+    assert is_archive_name(name)
+    assert checksum_line(name, SHA) == f"{SHA}  {name}\n"
+    with pytest.raises(ValueError, match="SHA-256"):
+        archive_file_name(Month(2026, 8), "ABC")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../gomoku-party-2026-08-0123456789abcdef.sgf.gz",
+        "gomoku-party-2026-08-0123456789ABCDEF.sgf.gz",
+        "gomoku-party-2026-13-0123456789abcdef.sgf.gz",
+        "gomoku-party-2026-08-0123456789abcdef.sgf.gz.sha256",
+        "gomoku-party-2026-08-0123456789abcde.sgf.gz",
+        "gomoku-party-2026-08-0123456789abcdef.sgf.gz/",
+        "gomoku-party-2026-08-0123456789abcdef.sgf.gz\n",
+        "x" * 5000,
+    ],
+)
+def test_hostile_names(name: str) -> None:
+    assert not is_archive_name(name)
