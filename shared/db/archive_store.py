@@ -16,7 +16,7 @@ from typing import Any, Literal
 from shared.archive_names import CHUNK_SIZE
 from shared.db.pool import Connection
 from shared.errors import IntegrityError
-from shared.manifest import MonthSummary
+from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, MonthSummary, full_counts
 
 ARCHIVES_CHANNEL = "gomoku_archives"
 """NOTIFY channel: the payload is the month whose published archive changed."""
@@ -87,7 +87,11 @@ _COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, ga
 
 
 def _row(record: Mapping[str, Any]) -> ArchiveRow:
-    return ArchiveRow(**dict(record))
+    values = dict(record)
+    # jsonb keeps no key order: give every reader the documented order, zeros included.
+    values["exclusions"] = full_counts(values["exclusions"], ALL_REASONS)
+    values["results"] = full_counts(values["results"], ALL_TERMINATIONS)
+    return ArchiveRow(**values)
 
 
 # --- read side -------------------------------------------------------------------------------
@@ -324,3 +328,28 @@ async def iter_archive_bytes(conn: Connection, archive_id: int) -> AsyncIterator
         for chunk in chunks:
             yield chunk
         seq += len(chunks)
+
+
+# --- failure records for the worker (additive: used by workers/jobs.py) ----------------------
+
+
+async def newest_archive_id(conn: Connection) -> int:
+    """The highest archive id so far (0 when there is none): a mark that tells the rows an export
+    attempt creates from older ones, without comparing clocks."""
+    newest: int = await conn.fetchval("SELECT coalesce(max(id), 0) FROM archives")
+    return newest
+
+
+async def record_export_failure(conn: Connection, month: str, error: str, *, after_id: int) -> None:
+    """Put ``error`` on the failed row an export attempt of ``month`` left (the newest one with an
+    id above ``after_id``), or record a new failed row when the attempt failed before it had one
+    (e.g. while counting the month's games)."""
+    updated = await conn.fetchval(
+        "UPDATE archives SET error = $3 WHERE id = (SELECT max(id) FROM archives "
+        "WHERE month = $1 AND state = 'failed' AND id > $2) RETURNING id",
+        month,
+        after_id,
+        error[:2000],
+    )
+    if updated is None:
+        await record_failure(conn, month, error)

@@ -32,8 +32,19 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+def _encode_jsonb(value: object) -> bytes:
+    # jsonb's binary wire format is a version byte (1) and the JSON text; binary lets COPY work.
+    return b"\x01" + json.dumps(value, separators=(",", ":")).encode()
+
+
+def _decode_jsonb(data: bytes) -> object:
+    return json.loads(data[1:])
+
+
 async def _init_connection(conn: Connection) -> None:
-    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec(
+        "jsonb", encoder=_encode_jsonb, decoder=_decode_jsonb, schema="pg_catalog", format="binary"
+    )
     await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 

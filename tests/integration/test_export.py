@@ -156,7 +156,7 @@ async def test_zero_game_month_is_published_without_a_file(pool: Pool) -> None:
 async def test_chunks_are_exactly_256_kib_and_bytes_check_out(pool: Pool) -> None:
     from shared.demo_games import generate_month
 
-    rows = [tuple(getattr(g, c) for c in source.INSERT_COLUMNS) for g in generate_month(AUG, 2500, seed=7)]
+    rows = [tuple(getattr(g, c) for c in source.INSERT_COLUMNS) for g in generate_month(AUG, 4000, seed=7)]
     await insert(pool, rows)
     result = await export_month(pool, table="games", month=AUG)
     row = result.archive

@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 
 from shared.db import archive_store
+from shared.db.pool import connect
 
 CLI = [sys.executable, "-m", "shared.cli.main"]
 
@@ -70,7 +71,7 @@ def test_seed_export_manifest_verify_and_checksums(db_dsn: str, tmp_path: Path) 
     entry = next(m for m in manifest["months"] if m["month"] == "2026-08")
 
     async def fetch() -> bytes:
-        conn = await asyncpg.connect(db_dsn)
+        conn = await connect(db_dsn)
         try:
             row = await archive_store.downloadable_archive(conn, entry["file"])
             assert row is not None

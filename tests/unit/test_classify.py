@@ -1,0 +1,123 @@
+"""Which reason a candidate row gets, in the documented order, for rows of any shape."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.classify import Candidate, classify
+from shared.game import Reason, Termination
+from shared.profile import GameRecord
+
+T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
+FIVE = [
+    {"color": c, "x": x, "y": y}
+    for c, x, y in [("B", 0, 0), ("W", 0, 1), ("B", 1, 0), ("W", 1, 1), ("B", 2, 0),
+                    ("W", 2, 1), ("B", 3, 0), ("W", 3, 1), ("B", 4, 0)]
+]
+
+
+def candidate(**overrides: Any) -> Candidate:
+    values: dict[str, Any] = {
+        "id": uuid.UUID(int=7),
+        "status": "FINISHED",
+        "board_size": 15,
+        "started_at": T0,
+        "finished_at": T0 + timedelta(minutes=2),
+        "result": "BLACK_WIN",
+        "termination": "FIVE",
+        "moves": FIVE,
+        "time_control_seconds": 60,
+        "black_rating": 1500,
+        "white_rating": 1400,
+    }
+    values.update(overrides)
+    return Candidate(**values)
+
+
+def test_valid_game_becomes_a_record() -> None:
+    record = classify(candidate())
+    assert isinstance(record, GameRecord)
+    assert record.termination is Termination.FIVE
+    assert len(record.moves) == 9
+    assert (record.black_rating, record.white_rating, record.time_control_seconds) == (1500, 1400, 60)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({"status": "ABORTED", "result": None}, Reason.ABORTED),
+        ({"status": "ABORTED", "moves": "garbage"}, Reason.ABORTED),  # status is checked first
+        ({"status": "IN_PROGRESS"}, Reason.INCOMPLETE),
+        ({"status": None}, Reason.INCOMPLETE),
+        ({"result": None}, Reason.INCOMPLETE),
+        ({"result": "black_win"}, Reason.INCOMPLETE),
+        ({"termination": "RESIGN"}, Reason.INCOMPLETE),
+        ({"termination": 5}, Reason.INCOMPLETE),
+        ({"board_size": 19}, Reason.INCOMPLETE),
+        ({"board_size": None}, Reason.INCOMPLETE),
+        ({"board_size": 19, "moves": []}, Reason.INCOMPLETE),  # incomplete outranks empty
+        ({"started_at": T0 + timedelta(hours=1)}, Reason.INCOMPLETE),
+        ({"moves": []}, Reason.EMPTY),
+        ({"moves": None}, Reason.EMPTY),
+        ({"moves": "B[hh]"}, Reason.MALFORMED),
+        ({"moves": [{"color": "B", "x": True, "y": 1}]}, Reason.MALFORMED),
+        ({"moves": [{"color": "W", "x": 7, "y": 7}]}, Reason.TURN_ORDER),
+        ({"moves": [{"color": "B", "x": 7, "y": 15}]}, Reason.OUT_OF_BOUNDS),
+        ({"moves": [*FIVE[:2], {"color": "B", "x": 0, "y": 0}]}, Reason.OCCUPIED),
+        ({"moves": [*FIVE, {"color": "W", "x": 9, "y": 9}]}, Reason.MOVES_AFTER_FIVE),
+        ({"result": "DRAW"}, Reason.RESULT_MISMATCH),
+    ],
+)
+def test_reasons(overrides: dict[str, Any], reason: Reason) -> None:
+    assert classify(candidate(**overrides)) is reason
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "published"),
+    [
+        ("time_control_seconds", 0, None),
+        ("time_control_seconds", -5, None),
+        ("time_control_seconds", "60", None),
+        ("time_control_seconds", True, None),
+        ("black_rating", None, None),
+        ("black_rating", 0, 0),
+        ("black_rating", -20, -20),
+        ("white_rating", 15.5, None),
+    ],
+)
+def test_optional_values_are_published_only_when_well_formed(
+    column: str, value: object, published: object
+) -> None:
+    record = classify(candidate(**{column: value}))
+    assert isinstance(record, GameRecord)
+    assert getattr(record, column) == published
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.sampled_from(["color", "x", "y", "z"]), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    status=st.sampled_from(["FINISHED", "ABORTED", "IN_PROGRESS", "", None]),
+    result=st.sampled_from(["BLACK_WIN", "WHITE_WIN", "DRAW", None, "X"]),
+    termination=st.sampled_from([t.value for t in Termination] + [None, ""]),
+    board_size=st.sampled_from([15, 19, 0, None]),
+    moves=json_values,
+)
+def test_rows_of_any_shape_get_a_record_or_a_reason(
+    status: object, result: object, termination: object, board_size: object, moves: object
+) -> None:
+    outcome = classify(
+        candidate(status=status, result=result, termination=termination, board_size=board_size, moves=moves)
+    )
+    assert isinstance(outcome, (GameRecord, Reason))
