@@ -24,7 +24,7 @@ def archive_file_name(month: Month, sha256: str) -> str:
 
 
 def checksum_line(file_name: str, sha256: str) -> str:
-    """The companion ``.sha256`` file's text, as ``sha256sum -c`` and ``shasum -a 256 -c`` read it."""
+    """The companion ``.sha256`` file, as ``sha256sum -c`` and ``shasum -a 256 -c`` read it."""
     return f"{sha256}  {file_name}\n"
 
 

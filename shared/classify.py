@@ -74,4 +74,3 @@ def classify(row: Candidate) -> GameRecord | Reason:
         black_rating=_optional_int(row.black_rating),
         white_rating=_optional_int(row.white_rating),
     )
-

@@ -136,8 +136,9 @@ async def _build(
             seq += len(chunks)
             del pending[:whole]
 
-    async with pool.acquire() as read_conn, read_conn.transaction(
-        isolation="repeatable_read", readonly=True
+    async with (
+        pool.acquire() as read_conn,
+        read_conn.transaction(isolation="repeatable_read", readonly=True),
     ):
         candidates = await source.count_candidates(read_conn, table, month)
         if progress is not None:

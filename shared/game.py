@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 BOARD_SIZE = 15
-"""Freestyle is played on 15 x 15 intersections, columns and rows numbered 0..14 from the top-left."""
+"""Freestyle is played on 15 x 15 intersections; columns and rows count 0..14 from the top-left."""
 
 POINTS = BOARD_SIZE * BOARD_SIZE
 

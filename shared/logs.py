@@ -18,7 +18,9 @@ _SHARED_PROCESSORS: list[structlog.typing.Processor] = [
 ]
 
 
-def configure_logging(*, fmt: str = "json", level: str = "INFO", stream: TextIO | None = None) -> None:
+def configure_logging(
+    *, fmt: str = "json", level: str = "INFO", stream: TextIO | None = None
+) -> None:
     """Route structlog and the standard library through one renderer.
 
     Long-running processes (serve, worker) log to stdout; commands whose stdout is data

@@ -47,7 +47,10 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not _IDENTIFIER.fullmatch(self.games_table):
-            raise ConfigError(f"GAMES_TABLE must be a table name like games or src.games, got {self.games_table!r}")
+            raise ConfigError(
+                "GAMES_TABLE must be a table name like games or src.games, "
+                f"got {self.games_table!r}"
+            )
         if urlsplit(self.database_url).scheme not in ("postgres", "postgresql"):
             raise ConfigError("DATABASE_URL must be a postgresql:// URL")
         if urlsplit(self.redis_url).scheme not in ("redis", "rediss", "unix"):
@@ -67,7 +70,9 @@ class Settings:
         return f"Settings({', '.join(shown)})"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, isatty: bool | None = None) -> Settings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, isatty: bool | None = None
+    ) -> Settings:
         """Build settings from environment variables (``os.environ`` by default)."""
         env = os.environ if environ is None else environ
         tty = sys.stdout.isatty() if isatty is None else isatty

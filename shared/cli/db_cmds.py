@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser("export", help="build and publish month archives")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--month", type=_month_arg, help="one closed month, YYYY-MM")
-    which.add_argument("--missing", action="store_true", help="every closed month not yet published")
+    which.add_argument(
+        "--missing", action="store_true", help="every closed month not yet published"
+    )
     p.add_argument("--force", action="store_true", help="rebuild even if the month is published")
     p.set_defaults(run=cmd_export)
 
@@ -76,7 +78,9 @@ def _check_month(settings: Settings, month: Month, now: datetime) -> None:
             f"{month} is before the first published month {settings.export_first_month}"
         )
     if not month.is_closed(now):
-        raise InvalidMonth(f"{month} is not closed yet; it closes at {month.end:%Y-%m-%dT%H:%M:%SZ}")
+        raise InvalidMonth(
+            f"{month} is not closed yet; it closes at {month.end:%Y-%m-%dT%H:%M:%SZ}"
+        )
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -120,7 +124,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _human(result: ExportResult) -> str:
     s = result.summary()
     if result.outcome == "skipped":
-        return f"{s['month']}: already published as {s['file'] or 'a zero-game month'} (use --force to rebuild)"
+        published = s["file"] or "a zero-game month"
+        return f"{s['month']}: already published as {published} (use --force to rebuild)"
     return (
         f"{s['month']}: {result.outcome} {s['file'] or '(no games, no file)'}: {s['games']} games, "
         f"{s['excluded']} of {s['candidates']} candidates excluded, {s['bytes']} bytes, "

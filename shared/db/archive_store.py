@@ -11,7 +11,9 @@ import hashlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
+
+import asyncpg
 
 from shared.archive_names import CHUNK_SIZE
 from shared.db.pool import Connection
@@ -86,7 +88,7 @@ _COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, ga
     published_at, superseded_at, failed_at, error"""
 
 
-def _row(record: Mapping[str, Any]) -> ArchiveRow:
+def _row(record: asyncpg.Record) -> ArchiveRow:
     values = dict(record)
     # jsonb keeps no key order: give every reader the documented order, zeros included.
     values["exclusions"] = full_counts(values["exclusions"], ALL_REASONS)
@@ -172,7 +174,9 @@ async def start_building(conn: Connection, month: str) -> int:
     return archive_id
 
 
-async def write_chunks(conn: Connection, archive_id: int, first_seq: int, chunks: list[bytes]) -> None:
+async def write_chunks(
+    conn: Connection, archive_id: int, first_seq: int, chunks: list[bytes]
+) -> None:
     await conn.executemany(
         "INSERT INTO archive_chunks (archive_id, seq, data) VALUES ($1, $2, $3)",
         [(archive_id, first_seq + i, chunk) for i, chunk in enumerate(chunks)],

@@ -7,15 +7,17 @@ import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 
 from shared.errors import DatabaseUnavailable
 from shared.settings import _mask_url
 
-Pool = asyncpg.Pool
-Connection = asyncpg.Connection
+Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
+Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
+"""What the SQL functions take: a dedicated connection or one borrowed from the pool."""
 
 # Errors that mean "the database is not there or not usable", as opposed to a bug in our SQL.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (

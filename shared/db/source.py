@@ -64,9 +64,22 @@ def reference_schema(table: str) -> str:
 
 
 INSERT_COLUMNS = (
-    "id", "mode", "rated", "ruleset", "board_size", "status", "started_at", "finished_at",
-    "result", "termination", "moves", "time_control_seconds", "black_rating", "white_rating",
-    "black_player_id", "white_player_id",
+    "id",
+    "mode",
+    "rated",
+    "ruleset",
+    "board_size",
+    "status",
+    "started_at",
+    "finished_at",
+    "result",
+    "termination",
+    "moves",
+    "time_control_seconds",
+    "black_rating",
+    "white_rating",
+    "black_player_id",
+    "white_player_id",
 )
 
 
@@ -86,6 +99,7 @@ async def insert_games(conn: Connection, table: str, rows: Sequence[tuple[Any, .
         )
         await conn.copy_records_to_table("incoming_games", records=rows, columns=INSERT_COLUMNS)
         status = await conn.execute(
-            f"INSERT INTO {quote_table(table)} SELECT * FROM incoming_games ON CONFLICT (id) DO NOTHING"
+            f"INSERT INTO {quote_table(table)} SELECT * FROM incoming_games "
+            "ON CONFLICT (id) DO NOTHING"
         )
     return int(status.split()[-1])

@@ -41,9 +41,14 @@ async def test_month_edges_are_exact(pool: Pool) -> None:
         pool,
         [
             game_row(id=first_aug, finished_at=utc(2026, 8, 1, 0, 0, 0)),
-            game_row(id=last_aug, finished_at=utc(2026, 8, 31, 23, 59, 59) + timedelta(microseconds=999_999)),
+            game_row(
+                id=last_aug,
+                finished_at=utc(2026, 8, 31, 23, 59, 59) + timedelta(microseconds=999_999),
+            ),
             game_row(id=first_sep, finished_at=utc(2026, 9, 1, 0, 0, 0)),
-            game_row(id=crosser, started_at=utc(2026, 7, 31, 23, 58), finished_at=utc(2026, 8, 1, 0, 1)),
+            game_row(
+                id=crosser, started_at=utc(2026, 7, 31, 23, 58), finished_at=utc(2026, 8, 1, 0, 1)
+            ),
             game_row(finished_at=utc(2026, 7, 31, 23, 59, 59) + timedelta(microseconds=999_999)),
         ],
     )
@@ -76,16 +81,34 @@ def _bad_rows(finished: object) -> list[tuple[Reason, tuple[object, ...]]]:
         (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": 7.5, "y": 7}])),
         (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": None, "y": 7}])),
         (Reason.MALFORMED, game_row(finished_at=f, moves=[[7, 7]])),
-        (Reason.MALFORMED, game_row(finished_at=f, moves=[{"color": "B", "x": 7, "y": 7}] * 50_000 + [None])),
+        (
+            Reason.MALFORMED,
+            game_row(finished_at=f, moves=[{"color": "B", "x": 7, "y": 7}] * 50_000 + [None]),
+        ),
         (Reason.TURN_ORDER, game_row(finished_at=f, moves=[{"color": "W", "x": 7, "y": 7}])),
         (Reason.OUT_OF_BOUNDS, game_row(finished_at=f, moves=[{"color": "B", "x": 15, "y": 7}])),
-        (Reason.OUT_OF_BOUNDS, game_row(finished_at=f, moves=[{"color": "B", "x": 2**40, "y": -1}])),
-        (Reason.OCCUPIED, game_row(finished_at=f, moves=[{"color": "B", "x": 7, "y": 7}, {"color": "W", "x": 7, "y": 7}])),
-        (Reason.MOVES_AFTER_FIVE, game_row(finished_at=f, moves=five_then_more, result="WHITE_WIN")),
+        (
+            Reason.OUT_OF_BOUNDS,
+            game_row(finished_at=f, moves=[{"color": "B", "x": 2**40, "y": -1}]),
+        ),
+        (
+            Reason.OCCUPIED,
+            game_row(
+                finished_at=f,
+                moves=[{"color": "B", "x": 7, "y": 7}, {"color": "W", "x": 7, "y": 7}],
+            ),
+        ),
+        (
+            Reason.MOVES_AFTER_FIVE,
+            game_row(finished_at=f, moves=five_then_more, result="WHITE_WIN"),
+        ),
         (Reason.RESULT_MISMATCH, game_row(finished_at=f, result="WHITE_WIN")),
         (Reason.RESULT_MISMATCH, game_row(finished_at=f, termination="RESIGNATION")),
         (Reason.RESULT_MISMATCH, game_row(finished_at=f, termination="AGREEMENT")),
-        (Reason.RESULT_MISMATCH, game_row(finished_at=f, moves=FIVE_MOVES[:3], termination="BOARD_FULL", result="DRAW")),
+        (
+            Reason.RESULT_MISMATCH,
+            game_row(finished_at=f, moves=FIVE_MOVES[:3], termination="BOARD_FULL", result="DRAW"),
+        ),
     ]
 
 
@@ -128,7 +151,11 @@ async def test_every_exclusion_reason_is_counted_and_out_of_scope_is_ignored(poo
     assert row.excluded_games == len(bad)
     assert row.candidate_games == len(bad) + 4 == row.games + row.excluded_games
     assert dict(row.results) == {
-        "FIVE": 1, "RESIGNATION": 1, "TIMEOUT": 1, "BOARD_FULL": 0, "AGREEMENT": 1
+        "FIVE": 1,
+        "RESIGNATION": 1,
+        "TIMEOUT": 1,
+        "BOARD_FULL": 0,
+        "AGREEMENT": 1,
     }
     assert list(row.results) == [t.value for t in Termination] == list(ALL_TERMINATIONS)
 
@@ -156,16 +183,23 @@ async def test_zero_game_month_is_published_without_a_file(pool: Pool) -> None:
 async def test_chunks_are_exactly_256_kib_and_bytes_check_out(pool: Pool) -> None:
     from shared.demo_games import generate_month
 
-    rows = [tuple(getattr(g, c) for c in source.INSERT_COLUMNS) for g in generate_month(AUG, 4000, seed=7)]
+    rows = [
+        tuple(getattr(g, c) for c in source.INSERT_COLUMNS)
+        for g in generate_month(AUG, 4000, seed=7)
+    ]
     await insert(pool, rows)
     result = await export_month(pool, table="games", month=AUG)
     row = result.archive
     assert row is not None and row.file_name is not None and row.sha256 is not None
     async with pool.acquire() as conn:
-        sizes = [r["n"] for r in await conn.fetch(
-            "SELECT seq, length(data) AS n FROM archive_chunks WHERE archive_id = $1 ORDER BY seq",
-            row.id,
-        )]
+        sizes = [
+            r["n"]
+            for r in await conn.fetch(
+                "SELECT seq, length(data) AS n FROM archive_chunks "
+                "WHERE archive_id = $1 ORDER BY seq",
+                row.id,
+            )
+        ]
     assert len(sizes) >= 2, "the test needs an archive of several chunks"
     assert all(n == CHUNK_SIZE for n in sizes[:-1])
     assert 0 < sizes[-1] <= CHUNK_SIZE
@@ -191,7 +225,9 @@ async def test_identical_rebuild_changes_nothing(pool: Pool) -> None:
     assert skipped.outcome == "skipped"
 
 
-async def test_changed_content_publishes_a_new_file_and_keeps_the_old_downloadable(pool: Pool) -> None:
+async def test_changed_content_publishes_a_new_file_and_keeps_the_old_downloadable(
+    pool: Pool,
+) -> None:
     await insert(pool, [game_row(finished_at=utc(2026, 8, 10, h)) for h in range(3)])
     old = (await export_month(pool, table="games", month=AUG)).archive
     await insert(pool, [game_row(finished_at=utc(2026, 8, 20))])  # the game server fixed a row
@@ -221,12 +257,17 @@ async def test_killed_export_leaves_nothing_visible_and_next_run_publishes(pool:
     assert result.outcome == "published" and result.archive is not None
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM archives WHERE id = $1", dead) == 0
-        assert await conn.fetchval("SELECT count(*) FROM archive_chunks WHERE archive_id = $1", dead) == 0
+        assert (
+            await conn.fetchval("SELECT count(*) FROM archive_chunks WHERE archive_id = $1", dead)
+            == 0
+        )
 
 
 async def test_player_ids_never_reach_the_archive(pool: Pool) -> None:
     black, white = uuid.uuid4(), uuid.uuid4()
-    await insert(pool, [game_row(finished_at=utc(2026, 8, 2), black_player_id=black, white_player_id=white)])
+    await insert(
+        pool, [game_row(finished_at=utc(2026, 8, 2), black_player_id=black, white_player_id=white)]
+    )
     row = (await export_month(pool, table="games", month=AUG)).archive
     assert row is not None
     raw = await archive_bytes(pool, row.id)
@@ -256,7 +297,8 @@ async def test_export_uses_the_documented_index(pool: Pool) -> None:
         plan = "\n".join(
             r[0]
             for r in await conn.fetch(
-                "EXPLAIN SELECT id FROM games WHERE mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE' "
+                "EXPLAIN SELECT id FROM games "
+                "WHERE mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE' "
                 f"AND {source.FINISH_SECOND} >= $1 AND {source.FINISH_SECOND} < $2 "
                 f"ORDER BY {source.FINISH_SECOND}, id",
                 AUG.start.replace(tzinfo=None),

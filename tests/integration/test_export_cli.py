@@ -50,9 +50,13 @@ def test_open_month_is_refused(db_dsn: str) -> None:
 
 
 def test_seed_export_manifest_verify_and_checksums(db_dsn: str, tmp_path: Path) -> None:
-    seeded = cli(db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-09", "--games-per-month", "300")
+    seeded = cli(
+        db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-09", "--games-per-month", "300"
+    )
     assert seeded.returncode == 0, seeded.stderr
-    again = cli(db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-09", "--games-per-month", "300")
+    again = cli(
+        db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-09", "--games-per-month", "300"
+    )
     assert again.returncode == 0 and again.stdout.startswith("inserted 0 rows"), again.stdout
 
     exported = cli(db_dsn, "export", "--missing")
@@ -85,7 +89,11 @@ def test_seed_export_manifest_verify_and_checksums(db_dsn: str, tmp_path: Path) 
     (tmp_path / (entry["file"] + ".sha256")).write_text(f"{entry['sha256']}  {entry['file']}\n")
     for tool in (["sha256sum", "-c"], ["shasum", "-a", "256", "-c"]):
         checked = subprocess.run(
-            [*tool, entry["file"] + ".sha256"], cwd=tmp_path, capture_output=True, text=True, check=False
+            [*tool, entry["file"] + ".sha256"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "OK" in checked.stdout
@@ -97,9 +105,15 @@ def test_seed_export_manifest_verify_and_checksums(db_dsn: str, tmp_path: Path) 
     tampered = bytearray(data)
     tampered[len(tampered) // 2] ^= 0x01
     archive.write_bytes(bytes(tampered))
-    assert subprocess.run(
-        ["sha256sum", "-c", entry["file"] + ".sha256"], cwd=tmp_path, capture_output=True, check=False
-    ).returncode != 0
+    assert (
+        subprocess.run(
+            ["sha256sum", "-c", entry["file"] + ".sha256"],
+            cwd=tmp_path,
+            capture_output=True,
+            check=False,
+        ).returncode
+        != 0
+    )
     assert cli(db_dsn, "verify", str(archive)).returncode != 0
 
 
@@ -116,12 +130,16 @@ def fetchval(dsn: str, sql: str) -> object:
 
 @pytest.mark.slow
 def test_export_killed_with_sigkill_leaves_nothing_visible(db_dsn: str) -> None:
-    seeded = cli(db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-08", "--games-per-month", "20000")
+    seeded = cli(
+        db_dsn, "seed-demo", "--from", "2026-08", "--to", "2026-08", "--games-per-month", "20000"
+    )
     assert seeded.returncode == 0, seeded.stderr
     env = {**os.environ, "DATABASE_URL": db_dsn, "LOG_FORMAT": "json"}
     proc = subprocess.Popen(
-        [*CLI, "export", "--month", "2026-08"], env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [*CLI, "export", "--month", "2026-08"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 120

@@ -11,11 +11,31 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # Modules of shared/ that are I/O edges on purpose; every other module is pure.
-IO_EDGES = ("shared.settings", "shared.logs", "shared.export", "shared.job_queue", "shared.mirror",
-            "shared.db", "shared.cli")
-BANNED_IN_PURE = ("asyncpg", "aiohttp", "redis", "arq", "boto3", "botocore", "socket",
-                  "subprocess", "structlog", "urllib.request", "http.client", "services", "workers",
-                  *IO_EDGES)
+IO_EDGES = (
+    "shared.settings",
+    "shared.logs",
+    "shared.export",
+    "shared.job_queue",
+    "shared.mirror",
+    "shared.db",
+    "shared.cli",
+)
+BANNED_IN_PURE = (
+    "asyncpg",
+    "aiohttp",
+    "redis",
+    "arq",
+    "boto3",
+    "botocore",
+    "socket",
+    "subprocess",
+    "structlog",
+    "urllib.request",
+    "http.client",
+    "services",
+    "workers",
+    *IO_EDGES,
+)
 
 
 def module_name(path: Path) -> str:

@@ -17,8 +17,17 @@ from shared.profile import GameRecord
 T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
 FIVE = [
     {"color": c, "x": x, "y": y}
-    for c, x, y in [("B", 0, 0), ("W", 0, 1), ("B", 1, 0), ("W", 1, 1), ("B", 2, 0),
-                    ("W", 2, 1), ("B", 3, 0), ("W", 3, 1), ("B", 4, 0)]
+    for c, x, y in [
+        ("B", 0, 0),
+        ("W", 0, 1),
+        ("B", 1, 0),
+        ("W", 1, 1),
+        ("B", 2, 0),
+        ("W", 2, 1),
+        ("B", 3, 0),
+        ("W", 3, 1),
+        ("B", 4, 0),
+    ]
 ]
 
 
@@ -45,7 +54,11 @@ def test_valid_game_becomes_a_record() -> None:
     assert isinstance(record, GameRecord)
     assert record.termination is Termination.FIVE
     assert len(record.moves) == 9
-    assert (record.black_rating, record.white_rating, record.time_control_seconds) == (1500, 1400, 60)
+    assert (record.black_rating, record.white_rating, record.time_control_seconds) == (
+        1500,
+        1400,
+        60,
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,7 +114,10 @@ def test_optional_values_are_published_only_when_well_formed(
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.sampled_from(["color", "x", "y", "z"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=6)
+        | st.dictionaries(st.sampled_from(["color", "x", "y", "z"]), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
@@ -118,6 +134,12 @@ def test_rows_of_any_shape_get_a_record_or_a_reason(
     status: object, result: object, termination: object, board_size: object, moves: object
 ) -> None:
     outcome = classify(
-        candidate(status=status, result=result, termination=termination, board_size=board_size, moves=moves)
+        candidate(
+            status=status,
+            result=result,
+            termination=termination,
+            board_size=board_size,
+            moves=moves,
+        )
     )
     assert isinstance(outcome, (GameRecord, Reason))

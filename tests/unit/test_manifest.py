@@ -31,7 +31,12 @@ def test_manifest_document() -> None:
     assert doc["schemaVersion"] == 1
     assert doc["profile"] == "gomoku-party-sgf-1"
     assert doc["license"] == "CC0-1.0"
-    assert doc["scope"] == {"mode": "RANKED", "rated": True, "ruleset": "FREESTYLE", "boardSize": 15}
+    assert doc["scope"] == {
+        "mode": "RANKED",
+        "rated": True,
+        "ruleset": "FREESTYLE",
+        "boardSize": 15,
+    }
     assert doc["totalGames"] == 5
     assert [m["month"] for m in doc["months"]] == ["2026-09", "2026-08"]
     sept, aug = doc["months"]

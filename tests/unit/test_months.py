@@ -16,7 +16,9 @@ def test_parse(text: str, expected: Month) -> None:
     assert str(expected) == text
 
 
-@pytest.mark.parametrize("text", ["2026-8", "2026-13", "2026-00", " 2026-08", "2026-08-01", "", "abcd-ef"])
+@pytest.mark.parametrize(
+    "text", ["2026-8", "2026-13", "2026-00", " 2026-08", "2026-08-01", "", "abcd-ef"]
+)
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(InvalidMonth):
         Month.parse(text)

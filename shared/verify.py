@@ -1,0 +1,731 @@
+"""The consumer's check of a downloaded archive against ``gomoku-party-sgf-1``.
+
+``ArchiveVerifier`` is fed the compressed bytes in chunks of any size and produces a
+``VerifyReport``; it does no I/O (the ``verify`` command reads the files). It checks:
+
+* the companion checksum file (``<64 hex>  <file name>\\n``) and, when the file name follows
+  ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``, that the 16 hex are the SHA-256's first 16 and that
+  every game finished (XET) inside that month;
+* the gzip framing: magic, CM 8, MTIME 0, no FEXTRA/FNAME/FCOMMENT, valid deflate, CRC-32 and
+  ISIZE, exactly one member and nothing after it;
+* the text: UTF-8 without a byte-order mark, one game tree per LF-terminated line (no CR, no
+  blank line, nothing around the tree);
+* each game: the profile's root properties present, in order and well formed (see
+  ``shared.profile.ROOT_PROPERTIES``), no variation, comment, setup stone or pass, one move per
+  node, a legal replay whose ending agrees with RE and XER;
+* the archive: games strictly increasing by (XET, GN), no GN twice.
+
+Memory is bounded: the input is decompressed in blocks, a line longer than ``MAX_LINE_BYTES``
+is reported and skipped rather than held, and only the first ``max_listed`` problems are kept
+(all are counted). Duplicate detection is the one structure that grows with the archive: 16
+bytes and a line number per game (about 20 MB for a million games), compared at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import re
+import struct
+import uuid
+import zlib
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from shared.errors import InvalidMonth
+from shared.game import Color, Move, Reason, Result, Termination
+from shared.months import Month
+from shared.profile import (
+    ARCHIVE_NAME_PREFIX,
+    ARCHIVE_SUFFIX,
+    NAME_HASH_LENGTH,
+    PROFILE_ID,
+    RE_BY_OUTCOME,
+    ROOT_PROPERTIES,
+    format_dates,
+)
+from shared.replay import replay
+from shared.sgf import GameTree, Node, Property, SgfParseError, parse
+
+MAX_LINE_BYTES = 1024 * 1024
+"""Longest accepted game line; a 225-move game is under 2 KiB."""
+MAX_LISTED = 20
+"""Problems kept for the report by default; the rest are only counted."""
+_OUTPUT_BLOCK = 256 * 1024
+_MAX_HEADER_BYTES = 64 * 1024
+_BOM = b"\xef\xbb\xbf"
+_FEXTRA, _FNAME, _FCOMMENT, _FRESERVED = 0x04, 0x08, 0x10, 0xE0
+
+
+class Check(StrEnum):
+    """What a problem is about: the stable identifiers of the ``--json`` output."""
+
+    CHECKSUM_FILE = "checksum_file"
+    CHECKSUM_NAME = "checksum_name"
+    CHECKSUM_MISMATCH = "checksum_mismatch"
+    FILE_NAME_HASH = "file_name_hash"
+    OUTSIDE_MONTH = "outside_month"
+    GZIP_HEADER = "gzip_header"
+    GZIP_MTIME = "gzip_mtime"
+    GZIP_FLAGS = "gzip_flags"
+    GZIP_DATA = "gzip_data"
+    GZIP_TRUNCATED = "gzip_truncated"
+    GZIP_CRC = "gzip_crc"
+    GZIP_SIZE = "gzip_size"
+    GZIP_MEMBERS = "gzip_members"
+    TRAILING_DATA = "trailing_data"
+    BOM = "bom"
+    NOT_UTF8 = "not_utf8"
+    CR = "cr"
+    BLANK_LINE = "blank_line"
+    NO_FINAL_LF = "no_final_lf"
+    LINE_TOO_LONG = "line_too_long"
+    SGF_SYNTAX = "sgf_syntax"
+    NOT_ONE_GAME = "not_one_game"
+    VARIATION = "variation"
+    COMMENT = "comment"
+    SETUP = "setup"
+    PASS_MOVE = "pass"  # noqa: S105 - a Go/Gomoku pass, not a password
+    MOVE_NODE = "move_node"
+    MISSING_PROPERTY = "missing_property"
+    UNEXPECTED_PROPERTY = "unexpected_property"
+    REPEATED_PROPERTY = "repeated_property"
+    PROPERTY_ORDER = "property_order"
+    PROPERTY_VALUE = "property_value"
+    ILLEGAL_MOVE = "illegal_move"
+    RESULT_MISMATCH = "result_mismatch"
+    ORDER = "order"
+    DUPLICATE_GN = "duplicate_gn"
+
+
+class ChecksumStatus(StrEnum):
+    VERIFIED = "verified"
+    ABSENT = "absent"
+    MISMATCH = "mismatch"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """One way the archive departs from the profile."""
+
+    line: int
+    """1-based line of the decompressed text; 0 for the file as a whole."""
+    check: Check
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """Everything the verifier found; ``ok`` only when there is no problem at all."""
+
+    file_name: str | None
+    sha256: str
+    compressed_bytes: int
+    uncompressed_bytes: int
+    games: int
+    terminations: Mapping[str, int]
+    """Games per XER value, every termination listed (zeros included)."""
+    checksum: ChecksumStatus
+    problems: tuple[Problem, ...]
+    """The first problems by line (file-level ones, line 0, first), at most ``max_listed``."""
+    problem_count: int
+    notes: tuple[str, ...] = ()
+    """Things worth knowing that are not problems (no checksum file, an unusual name)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.problem_count == 0
+
+    def as_json(self) -> dict[str, object]:
+        """The report as the ``--json`` document (camelCase keys, like the manifest)."""
+        return {
+            "file": self.file_name,
+            "profile": PROFILE_ID,
+            "ok": self.ok,
+            "sha256": self.sha256,
+            "bytes": self.compressed_bytes,
+            "uncompressedBytes": self.uncompressed_bytes,
+            "games": self.games,
+            "results": dict(self.terminations),
+            "checksum": self.checksum.value,
+            "problemCount": self.problem_count,
+            "problems": [
+                {"line": p.line or None, "check": p.check.value, "message": p.message}
+                for p in self.problems
+            ],
+            "notes": list(self.notes),
+        }
+
+
+# --- one game ---------------------------------------------------------------------------------
+
+_ARCHIVE_NAME = re.compile(
+    re.escape(ARCHIVE_NAME_PREFIX)
+    + rf"(\d{{4}}-\d{{2}})-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
+    + re.escape(ARCHIVE_SUFFIX)
+)
+_CHECKSUM_LINE = re.compile(r"([0-9a-f]{64})  ([^\r\n]+)\n")
+_TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z")
+_PASSES = ("", "tt")  # FF[4] pass, and the FF[3] pass that boards up to 19 x 19 also accept
+_SETUP = ("AB", "AW", "AE")
+_MOVE_COLOURS = {"B": Color.BLACK, "W": Color.WHITE}
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+# Every two-lowercase-letter point, keyed as the parser's value tuple. Letters past "o" are off
+# the board: such moves are read, and the replay reports them as out_of_bounds. "tt" is a pass.
+_KNOWN_MOVES: dict[str, dict[tuple[str, ...], Move]] = {
+    ident: {
+        (a + b,): Move(colour, x, y)
+        for x, a in enumerate(_LOWER)
+        for y, b in enumerate(_LOWER)
+        if a + b not in _PASSES
+    }
+    for ident, colour in _MOVE_COLOURS.items()
+}
+_NO_MOVES: dict[tuple[str, ...], Move] = {}
+_PROFILE_ORDER = {prop.ident: index for index, prop in enumerate(ROOT_PROPERTIES)}
+_REQUIRED = tuple(prop.ident for prop in ROOT_PROPERTIES if not prop.optional)
+_FIXED = {prop.ident: prop.fixed for prop in ROOT_PROPERTIES if prop.fixed is not None}
+_OUTCOMES_BY_RE: dict[str, dict[Termination, Result]] = {}
+for (_termination, _result), _re_value in RE_BY_OUTCOME.items():
+    _OUTCOMES_BY_RE.setdefault(_re_value, {})[_termination] = _result
+
+VALUE_FORMATS: Mapping[str, tuple[re.Pattern[str], str]] = {
+    "GN": (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "a UUID"),
+    "DT": (re.compile(r"\d{4}-\d{2}-\d{2}(,(\d{4}-)?(\d{2}-)?\d{2})*"), "an FF[4] date list"),
+    "BR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
+    "WR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
+    "RE": (re.compile("|".join(map(re.escape, _OUTCOMES_BY_RE))), "|".join(_OUTCOMES_BY_RE)),
+    "XTC": (re.compile(r"[1-9][0-9]*"), "a positive whole number"),
+    "XST": (_TIMESTAMP, "YYYY-MM-DDTHH:MM:SSZ"),
+    "XET": (_TIMESTAMP, "YYYY-MM-DDTHH:MM:SSZ"),
+    "XER": (re.compile("|".join(Termination)), "|".join(Termination)),
+}
+"""The format of every root property whose value varies (the others have a fixed value)."""
+
+
+def _timestamp(value: str) -> datetime | None:
+    match = _TIMESTAMP.fullmatch(value)
+    if match is None:
+        return None
+    try:
+        year, month, day, hour, minute, second = map(int, match.groups())
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError:  # e.g. month 13
+        return None
+
+
+def _value_problem(ident: str, value: str) -> str | None:
+    fixed = _FIXED.get(ident)
+    if fixed is not None:
+        return None if value == fixed else f"{ident}[{value}] should be {ident}[{fixed}]"
+    pattern, description = VALUE_FORMATS[ident]
+    if pattern.fullmatch(value) is None:
+        return f"{ident}[{value}] is not {description}"
+    return None
+
+
+def _instant(
+    values: dict[str, str], ident: str, problems: list[tuple[Check, str]]
+) -> datetime | None:
+    """The instant of a well-formed XST or XET; one like month 13 is reported and dropped."""
+    if ident not in values:
+        return None
+    instant = _timestamp(values[ident])
+    if instant is None:
+        problems.append((Check.PROPERTY_VALUE, f"{ident}[{values.pop(ident)}] is no real instant"))
+    return instant
+
+
+@dataclass(slots=True)
+class GameFacts:
+    """What one game line says, and what is wrong with it on its own."""
+
+    gn: str | None
+    xet: str | None
+    finished: datetime | None
+    termination: str | None
+    problems: list[tuple[Check, str]]
+
+
+def check_game(tree: GameTree) -> GameFacts:
+    """Check one game tree against the profile, without archive context (order, month)."""
+    problems: list[tuple[Check, str]] = []
+    if tree.variations:
+        problems.append((Check.VARIATION, "the game tree has variations"))
+    values = _check_root(tree.nodes[0], problems)
+    moves = _read_moves(tree.nodes[1:], problems)
+    start, end = _instant(values, "XST", problems), _instant(values, "XET", problems)
+    if start is not None and end is not None:
+        if start > end:
+            problems.append((Check.PROPERTY_VALUE, "XST is after XET"))
+        expected = format_dates(start.date(), end.date())
+        if "DT" in values and values["DT"] != expected:
+            problems.append((Check.PROPERTY_VALUE, f"DT[{values['DT']}] should be DT[{expected}]"))
+    termination = values.get("XER")
+    result = None
+    if "RE" in values and termination is not None:
+        result = _OUTCOMES_BY_RE[values["RE"]].get(Termination(termination))
+        if result is None:
+            problems.append(
+                (Check.RESULT_MISMATCH, f"RE[{values['RE']}] cannot go with XER[{termination}]")
+            )
+    if moves is not None and not tree.variations:
+        # Without a consistent RE/XER only the moves can be judged: replay with a stand-in ending
+        # and ignore what it says about the result.
+        if result is not None and termination is not None:
+            verdict = replay(moves, result, Termination(termination))
+        else:
+            verdict = replay(moves, Result.DRAW, Termination.AGREEMENT)
+        if verdict.reason is Reason.RESULT_MISMATCH:
+            if result is not None:
+                problems.append((Check.RESULT_MISMATCH, f"RE/XER and board: {verdict.detail}"))
+        elif verdict.reason is not None:
+            problems.append((Check.ILLEGAL_MOVE, f"{verdict.reason.value}: {verdict.detail}"))
+    return GameFacts(
+        gn=values.get("GN"),
+        xet=values.get("XET") if end is not None else None,
+        finished=end,
+        termination=termination,
+        problems=problems,
+    )
+
+
+def _node_extras(prop: Property, problems: list[tuple[Check, str]], where: str) -> bool:
+    """Report comments, setup stones and FF[3]-style identifiers; True when ``prop`` was one."""
+    name = prop.name
+    if name == "C":
+        problems.append((Check.COMMENT, f"{where} has a comment"))
+    elif name in _SETUP:
+        problems.append((Check.SETUP, f"{where} has setup stones ({prop.ident})"))
+    elif prop.ident != name:
+        problems.append((Check.UNEXPECTED_PROPERTY, f"{where}: {prop.ident} is not FF[4]"))
+    else:
+        return False
+    return True
+
+
+def _check_root(root: Node, problems: list[tuple[Check, str]]) -> dict[str, str]:
+    """Check the root's properties; returns the value of each well-formed profile property."""
+    values: dict[str, str] = {}
+    seen: list[str] = []
+    for prop in root.properties:
+        ident = prop.ident
+        if ident not in _PROFILE_ORDER:
+            if not _node_extras(prop, problems, "the root"):
+                problems.append((Check.UNEXPECTED_PROPERTY, f"{ident} is not a root property"))
+            continue
+        if ident in seen:
+            problems.append((Check.REPEATED_PROPERTY, f"{ident} appears twice"))
+            continue
+        seen.append(ident)
+        if len(prop.values) != 1:
+            problems.append((Check.PROPERTY_VALUE, f"{ident} has {len(prop.values)} values"))
+            continue
+        problem = _value_problem(ident, prop.values[0])
+        if problem is None:
+            values[ident] = prop.values[0]
+        else:
+            problems.append((Check.PROPERTY_VALUE, problem))
+    problems.extend(
+        (Check.MISSING_PROPERTY, f"the root has no {ident}")
+        for ident in _REQUIRED
+        if ident not in seen
+    )
+    for before, after in itertools.pairwise(seen):
+        if _PROFILE_ORDER[after] < _PROFILE_ORDER[before]:
+            problems.append((Check.PROPERTY_ORDER, f"{after} comes after {before}"))
+            break
+    return values
+
+
+def _read_moves(nodes: tuple[Node, ...], problems: list[tuple[Check, str]]) -> list[Move] | None:
+    """The moves of the non-root nodes, or None when one cannot be read as a single move."""
+    moves: list[Move] = []
+    readable = True
+    known = _KNOWN_MOVES
+    for ply, node in enumerate(nodes, 1):
+        properties = node.properties
+        if len(properties) == 1:  # the fast path: one B or W with one ordinary point
+            move = known.get(properties[0].ident, _NO_MOVES).get(properties[0].values)
+            if move is not None:
+                moves.append(move)
+                continue
+        readable = _read_odd_node(ply, properties, problems, moves) and readable
+    return moves if readable else None
+
+
+def _read_odd_node(
+    ply: int, properties: tuple[Property, ...], problems: list[tuple[Check, str]], moves: list[Move]
+) -> bool:
+    """Report what is wrong with a node that is not a plain move; True if it still is one."""
+    where = f"node {ply + 1}"
+    played = []
+    for prop in properties:
+        if _node_extras(prop, problems, where):
+            continue
+        if prop.ident in _MOVE_COLOURS:
+            played.append(prop)
+        else:
+            problems.append((Check.UNEXPECTED_PROPERTY, f"{where} has {prop.ident}"))
+    if len(played) != 1 or len(played[0].values) != 1:
+        problems.append((Check.MOVE_NODE, f"{where} does not hold exactly one B or W move"))
+        return False
+    value = played[0].values[0]
+    if value in _PASSES:
+        problems.append((Check.PASS_MOVE, f"move {ply} is a pass"))
+        return False
+    move = _KNOWN_MOVES[played[0].ident].get((value,))
+    if move is None:
+        problems.append((Check.MOVE_NODE, f"move {ply}: {value!r} is not a coordinate"))
+        return False
+    moves.append(move)
+    return True
+
+
+# --- the archive ------------------------------------------------------------------------------
+
+
+class ArchiveVerifier:
+    """Checks an archive fed to it as compressed bytes, in chunks of any size."""
+
+    def __init__(
+        self,
+        *,
+        file_name: str | None = None,
+        checksum_file: bytes | None = None,
+        max_listed: int = MAX_LISTED,
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        """``file_name`` is the archive's base name (enables the name checks);
+        ``checksum_file`` the content of its ``.sha256`` file, None when there is none."""
+        self._file_name = file_name
+        self._checksum_file = checksum_file
+        self._max_listed = max_listed
+        self._max_line = max_line_bytes
+        self._notes: list[str] = []
+        self._name_hash: str | None = None
+        self._month: Month | None = None
+        self._read_file_name()
+        # framing
+        self._sha = hashlib.sha256()
+        self._compressed = 0
+        self._header = bytearray()
+        self._stage = "header"  # header -> body -> trailer -> after, or dead
+        self._inflater = zlib.decompressobj(-15)
+        self._trailer = bytearray()
+        self._crc = 0
+        self._size = 0
+        self._after = 0
+        # text
+        self._line = bytearray()
+        self._line_no = 1
+        self._skipping = False
+        # games
+        self._games = 0
+        self._terminations = dict.fromkeys((t.value for t in Termination), 0)
+        self._previous: tuple[str, str, int] | None = None
+        self._gn_buckets: dict[int, tuple[bytearray, array[int]]] = {}
+        # problems: a max-heap (by line, then arrival) of the first ones, and a count
+        self._kept: list[tuple[int, int, Problem]] = []
+        self._count = 0
+
+    # -- input --
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next compressed bytes."""
+        self._sha.update(chunk)
+        self._compressed += len(chunk)
+        data = memoryview(chunk)
+        if self._stage == "header":
+            data = self._take_header(data)
+        if self._stage == "body" and data:
+            data = self._inflate(data)
+        if self._stage == "trailer" and data:
+            need = 8 - len(self._trailer)
+            self._trailer += data[:need]
+            data = data[need:]
+            if len(self._trailer) == 8:
+                self._check_trailer()
+                self._stage = "after"
+        if self._stage == "after" and data:
+            if self._after == 0:
+                if bytes(data[:2]) == b"\x1f\x8b":
+                    self._problem(0, Check.GZIP_MEMBERS, "a second gzip member follows the first")
+                else:
+                    self._problem(0, Check.TRAILING_DATA, "bytes follow the gzip member")
+            self._after += len(data)
+
+    def finish(self) -> VerifyReport:
+        """Check what can only be checked at the end and return the report."""
+        if self._stage == "body":
+            self._inflate(memoryview(b""))  # output zlib may still hold back
+        if self._stage == "header":
+            self._problem(0, Check.GZIP_HEADER, "not a gzip file (no complete header)")
+        elif self._stage == "body":
+            self._problem(0, Check.GZIP_TRUNCATED, "the compressed data ends early")
+        elif self._stage == "trailer":
+            self._problem(0, Check.GZIP_TRUNCATED, "the gzip trailer is incomplete")
+        if self._stage in ("trailer", "after"):
+            self._end_text()
+        self._check_duplicates()
+        sha256 = self._sha.hexdigest()
+        checksum = self._check_checksum(sha256)
+        if self._name_hash is not None and self._name_hash != sha256[:NAME_HASH_LENGTH]:
+            self._problem(
+                0,
+                Check.FILE_NAME_HASH,
+                f"the name says {self._name_hash}, the SHA-256 starts {sha256[:NAME_HASH_LENGTH]}",
+            )
+        return VerifyReport(
+            file_name=self._file_name,
+            sha256=sha256,
+            compressed_bytes=self._compressed,
+            uncompressed_bytes=self._size,
+            games=self._games,
+            terminations=dict(self._terminations),
+            checksum=checksum,
+            problems=tuple(problem for _, _, problem in sorted(self._kept, reverse=True)),
+            problem_count=self._count,
+            notes=tuple(self._notes),
+        )
+
+    # -- problems --
+
+    def _problem(self, line: int, check: Check, message: str) -> None:
+        self._count += 1
+        heapq.heappush(self._kept, (-line, -self._count, Problem(line, check, message)))
+        if len(self._kept) > self._max_listed:
+            heapq.heappop(self._kept)  # the latest line seen: keep the first ones
+
+    # -- names and checksums --
+
+    def _read_file_name(self) -> None:
+        if self._file_name is None:
+            return
+        match = _ARCHIVE_NAME.fullmatch(self._file_name)
+        if match is None:
+            self._notes.append(
+                "the file name does not follow gomoku-party-YYYY-MM-<16 hex>.sgf.gz: "
+                "its hash prefix and month were not checked"
+            )
+            return
+        self._name_hash = match.group(2)
+        try:
+            self._month = Month.parse(match.group(1))
+        except InvalidMonth:
+            self._problem(0, Check.FILE_NAME_HASH, f"{match.group(1)} in the name is no month")
+
+    def _check_checksum(self, sha256: str) -> ChecksumStatus:
+        if self._checksum_file is None:
+            self._notes.append("no checksum file: the SHA-256 was not compared with one")
+            return ChecksumStatus.ABSENT
+        try:
+            match = _CHECKSUM_LINE.fullmatch(self._checksum_file.decode("utf-8"))
+        except UnicodeDecodeError:
+            match = None
+        if match is None:
+            self._problem(
+                0, Check.CHECKSUM_FILE, "the checksum file is not '<64 hex>  <file name>\\n'"
+            )
+            return ChecksumStatus.MALFORMED
+        if self._file_name is not None and match.group(2) != self._file_name:
+            self._problem(0, Check.CHECKSUM_NAME, f"the checksum file names {match.group(2)!r}")
+        if match.group(1) != sha256:
+            self._problem(0, Check.CHECKSUM_MISMATCH, "the SHA-256 differs from the checksum file")
+            return ChecksumStatus.MISMATCH
+        return ChecksumStatus.VERIFIED
+
+    # -- gzip framing --
+
+    def _take_header(self, data: memoryview) -> memoryview:
+        """Gather and check the gzip header; returns the bytes after it."""
+        self._header += data
+        header = self._header
+        if len(header) < 10:
+            return data[len(data) :]
+        if header[:3] != b"\x1f\x8b\x08" or header[3] & _FRESERVED:
+            self._problem(0, Check.GZIP_HEADER, "not a gzip member with deflate (1f 8b 08)")
+            self._stage = "dead"
+            return data[len(data) :]
+        end = self._header_end(header)
+        if end is None:
+            if len(header) > _MAX_HEADER_BYTES:
+                self._problem(0, Check.GZIP_HEADER, "the gzip header does not end")
+                self._stage = "dead"
+            return data[len(data) :]
+        flags = header[3]
+        if header[4:8] != b"\0\0\0\0":
+            mtime = struct.unpack("<I", header[4:8])[0]
+            self._problem(0, Check.GZIP_MTIME, f"the gzip MTIME is {mtime}, not 0")
+        for flag, what in ((_FEXTRA, "an extra field"), (_FNAME, "a file name")):
+            if flags & flag:
+                self._problem(0, Check.GZIP_FLAGS, f"the gzip header carries {what}")
+        if flags & _FCOMMENT:
+            self._problem(0, Check.GZIP_FLAGS, "the gzip header carries a comment")
+        rest = bytes(header[end:])
+        self._header = bytearray()
+        self._stage = "body"
+        return memoryview(rest)
+
+    @staticmethod
+    def _header_end(header: bytearray) -> int | None:
+        """Length of the complete header (optional fields included), None if more is needed."""
+        flags, at = header[3], 10
+        if flags & _FEXTRA:
+            if len(header) < at + 2:
+                return None
+            at += 2 + int.from_bytes(header[at : at + 2], "little")
+        for flag in (_FNAME, _FCOMMENT):
+            if flags & flag:
+                zero = header.find(b"\0", at)
+                if zero < 0:
+                    return None
+                at = zero + 1
+        if flags & 0x02:  # FHCRC
+            at += 2
+        return at if len(header) >= at else None
+
+    def _inflate(self, data: memoryview) -> memoryview:
+        """Decompress in bounded blocks; returns what follows the deflate stream, if it ended."""
+        inflater = self._inflater
+        try:
+            block = inflater.decompress(data, _OUTPUT_BLOCK)
+            while True:
+                if block:
+                    self._crc = zlib.crc32(block, self._crc)
+                    self._size += len(block)
+                    self._take_text(block)
+                if inflater.eof:
+                    break
+                if inflater.unconsumed_tail:
+                    block = inflater.decompress(inflater.unconsumed_tail, _OUTPUT_BLOCK)
+                elif len(block) == _OUTPUT_BLOCK:  # the limit was hit: more output may wait
+                    block = inflater.decompress(b"", _OUTPUT_BLOCK)
+                else:
+                    break
+        except zlib.error as exc:
+            self._problem(0, Check.GZIP_DATA, f"the compressed data is corrupt ({exc})")
+            self._stage = "dead"
+            return data[len(data) :]
+        if inflater.eof:
+            self._stage = "trailer"
+            return memoryview(inflater.unused_data)
+        return data[len(data) :]
+
+    def _check_trailer(self) -> None:
+        crc, size = struct.unpack("<II", self._trailer)
+        if crc != self._crc:
+            self._problem(0, Check.GZIP_CRC, "the CRC-32 in the trailer does not match the data")
+        if size != self._size & 0xFFFFFFFF:
+            self._problem(0, Check.GZIP_SIZE, "the size in the trailer does not match the data")
+
+    # -- lines --
+
+    def _take_text(self, block: bytes) -> None:
+        start = 0
+        while True:
+            newline = block.find(b"\n", start)
+            end = len(block) if newline < 0 else newline
+            if not self._skipping:
+                if len(self._line) + end - start > self._max_line:
+                    self._problem(
+                        self._line_no,
+                        Check.LINE_TOO_LONG,
+                        f"the line is longer than {self._max_line} bytes",
+                    )
+                    self._line.clear()
+                    self._skipping = True
+                elif newline >= 0:
+                    if self._line:
+                        self._line += block[start:end]
+                        line = bytes(self._line)
+                        self._line.clear()
+                    else:
+                        line = block[start:end]
+                    self._check_line(line)
+                else:
+                    self._line += block[start:]
+            if newline < 0:
+                return
+            self._skipping = False
+            self._line_no += 1
+            start = newline + 1
+
+    def _end_text(self) -> None:
+        if self._line:
+            self._problem(self._line_no, Check.NO_FINAL_LF, "the last line does not end with LF")
+            self._check_line(bytes(self._line))
+            self._line.clear()
+
+    def _check_line(self, line: bytes) -> None:
+        number = self._line_no
+        if number == 1 and line.startswith(_BOM):
+            self._problem(number, Check.BOM, "the text starts with a byte-order mark")
+            line = line[len(_BOM) :]
+        if b"\r" in line:
+            self._problem(number, Check.CR, "the line contains a carriage return (CR)")
+            line = line.replace(b"\r", b"")
+        if not line:
+            self._problem(number, Check.BLANK_LINE, "blank line")
+            return
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._problem(number, Check.NOT_UTF8, f"not UTF-8 at byte {exc.start + 1}")
+            return
+        if not (text.startswith("(") and text.endswith(")")):
+            self._problem(number, Check.NOT_ONE_GAME, "the line is not exactly one game tree")
+            return
+        try:
+            trees = parse(text)
+        except SgfParseError as exc:
+            self._problem(number, Check.SGF_SYNTAX, f"column {exc.column}: {exc.message}")
+            return
+        if len(trees) != 1:
+            self._problem(number, Check.NOT_ONE_GAME, f"the line holds {len(trees)} game trees")
+            return
+        self._check_facts(number, check_game(trees[0]))
+
+    def _check_facts(self, number: int, facts: GameFacts) -> None:
+        self._games += 1
+        for check, message in facts.problems:
+            self._problem(number, check, message)
+        if facts.termination in self._terminations:
+            self._terminations[facts.termination] += 1
+        month, finished = self._month, facts.finished
+        if month is not None and finished is not None and not month.start <= finished < month.end:
+            self._problem(number, Check.OUTSIDE_MONTH, f"XET is outside {month}")
+        if facts.gn is None:
+            return
+        key = uuid.UUID(facts.gn).bytes
+        records, lines = self._gn_buckets.setdefault(key[0], (bytearray(), array("L")))
+        records += key
+        lines.append(number)
+        if facts.xet is None:
+            return
+        # Each game is compared with the previous one, so one misplaced game is one problem.
+        if self._previous is not None:
+            xet, gn, line = self._previous
+            if (facts.xet, facts.gn) < (xet, gn):
+                self._problem(number, Check.ORDER, f"(XET, GN) is not after that of line {line}")
+        self._previous = (facts.xet, facts.gn, number)
+
+    def _check_duplicates(self) -> None:
+        """Compare GNs one bucket (first byte) at a time so only a bucket's set is in memory."""
+        for records, lines in self._gn_buckets.values():
+            first_line: dict[bytes, int] = {}
+            for index, number in enumerate(lines):
+                key = bytes(records[index * 16 : index * 16 + 16])
+                if key in first_line:
+                    self._problem(
+                        number,
+                        Check.DUPLICATE_GN,
+                        f"GN[{uuid.UUID(bytes=key)}] already appears on line {first_line[key]}",
+                    )
+                else:
+                    first_line[key] = number
