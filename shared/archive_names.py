@@ -11,7 +11,14 @@ CHUNK_SIZE = 262_144
 
 FILES_PATH = "/api/v1/database/files/"
 
-ARCHIVE_NAME_RE = re.compile(r"gomoku-party-(\d{4})-(0[1-9]|1[0-2])-([0-9a-f]{16})\.sgf\.gz")
+ARCHIVE_NAME_PREFIX = "gomoku-party-"
+ARCHIVE_SUFFIX = ".sgf.gz"
+NAME_HASH_LENGTH = 16
+ARCHIVE_NAME_RE = re.compile(
+    re.escape(ARCHIVE_NAME_PREFIX)
+    + rf"(\d{{4}})-(0[1-9]|1[0-2])-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
+    + re.escape(ARCHIVE_SUFFIX)
+)
 CHECKSUM_SUFFIX = ".sha256"
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
@@ -20,7 +27,7 @@ def archive_file_name(month: Month, sha256: str) -> str:
     """The content-addressed download name of a month's archive."""
     if not _SHA256_RE.fullmatch(sha256):
         raise ValueError(f"not a lowercase hex SHA-256: {sha256!r}")
-    return f"gomoku-party-{month}-{sha256[:16]}.sgf.gz"
+    return f"{ARCHIVE_NAME_PREFIX}{month}-{sha256[:NAME_HASH_LENGTH]}{ARCHIVE_SUFFIX}"
 
 
 def checksum_line(file_name: str, sha256: str) -> str:

@@ -16,9 +16,6 @@ from datetime import UTC, date, datetime, timedelta
 from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 
 PROFILE_ID = "gomoku-party-sgf-1"
-ARCHIVE_NAME_PREFIX = "gomoku-party-"
-ARCHIVE_SUFFIX = ".sgf.gz"
-NAME_HASH_LENGTH = 16
 """Hex digits of the archive's SHA-256 that go into its download name."""
 
 
@@ -380,12 +377,3 @@ def order_key(record: GameRecord) -> tuple[datetime, str]:
     """Archive order: finish time in whole UTC seconds, then the lowercase game UUID."""
     return utc_seconds(record.finished_at), str(record.game_id)
 
-
-def archive_file_name(month: str, sha256_hex: str) -> str:
-    """The download name of a month's archive: ``gomoku-party-2026-08-<16 hex>.sgf.gz``."""
-    return f"{ARCHIVE_NAME_PREFIX}{month}-{sha256_hex[:NAME_HASH_LENGTH]}{ARCHIVE_SUFFIX}"
-
-
-def checksum_file_text(sha256_hex: str, file_name: str) -> str:
-    """The companion ``.sha256`` file, as ``sha256sum -c`` and ``shasum -a 256 -c`` read it."""
-    return f"{sha256_hex}  {file_name}\n"

@@ -36,13 +36,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from shared.archive_names import ARCHIVE_NAME_PREFIX, ARCHIVE_SUFFIX, NAME_HASH_LENGTH
 from shared.errors import InvalidMonth
 from shared.game import Color, Move, Reason, Result, Termination
 from shared.months import Month
 from shared.profile import (
-    ARCHIVE_NAME_PREFIX,
-    ARCHIVE_SUFFIX,
-    NAME_HASH_LENGTH,
     PROFILE_ID,
     RE_BY_OUTCOME,
     ROOT_PROPERTIES,

@@ -19,16 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from shared.archive_names import archive_file_name, checksum_line
 from shared.archive_stream import ArchiveStream
 from shared.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
 from shared.months import Month
-from shared.profile import (
-    GameRecord,
-    archive_file_name,
-    checksum_file_text,
-    game_line,
-    order_key,
-)
+from shared.profile import GameRecord, game_line, order_key
 from shared.replay import replay
 
 EXAMPLE_MONTH = Month(2026, 8)
@@ -66,12 +61,12 @@ def build_archive(records: Iterable[GameRecord], month: Month) -> BuiltArchive:
         chunks.append(stream.write(game_line(record).encode("utf-8")))
         games += 1
     chunks.append(stream.finish())
-    name = archive_file_name(str(month), stream.sha256)
+    name = archive_file_name(month, stream.sha256)
     return BuiltArchive(
         name=name,
         data=b"".join(chunks),
         sha256=stream.sha256,
-        checksum_text=checksum_file_text(stream.sha256, name),
+        checksum_text=checksum_line(name, stream.sha256),
         games=games,
     )
 
@@ -83,7 +78,7 @@ def example_archive() -> BuiltArchive:
 
 def bundled_archive_path() -> Path:
     """Where the committed example archive lives (its name carries its hash prefix)."""
-    return EXAMPLES_DIR / archive_file_name(str(EXAMPLE_MONTH), example_archive().sha256)
+    return EXAMPLES_DIR / archive_file_name(EXAMPLE_MONTH, example_archive().sha256)
 
 
 def example_records() -> list[GameRecord]:

@@ -19,8 +19,6 @@ from shared.profile import (
     ROOT_PROPERTIES,
     TERMINATION_DOCS,
     GameRecord,
-    archive_file_name,
-    checksum_file_text,
     coordinate,
     escape_text,
     format_dates,
@@ -284,13 +282,6 @@ def test_order_key_sorts_same_second_games_by_uuid() -> None:
     )
     ordered = sorted([earlier_in_second, later_in_second], key=order_key)
     assert ordered == [later_in_second, earlier_in_second]
-
-
-def test_names() -> None:
-    digest = "33ef3c90e4bfe4e729771a80b31fd546d4db4c2be4a2fc771a3b82e3ad4bcb0b"
-    name = archive_file_name("2026-08", digest)
-    assert name == "gomoku-party-2026-08-33ef3c90e4bfe4e7.sgf.gz"
-    assert checksum_file_text(digest, name) == f"{digest}  {name}\n"
 
 
 @given(

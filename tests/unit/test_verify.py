@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from shared.archive_names import archive_file_name, checksum_line
 from shared.archive_stream import ArchiveStream
 from shared.game import Color, Move, Result, Termination
+from shared.months import Month
 from shared.profile import (
     ROOT_PROPERTIES,
     GameRecord,
-    archive_file_name,
-    checksum_file_text,
     game_line,
 )
 from shared.verify import VALUE_FORMATS, ArchiveVerifier, Check, ChecksumStatus, VerifyReport
@@ -132,8 +132,8 @@ def test_an_empty_archive_is_valid() -> None:
 
 def test_with_its_name_and_checksum_file() -> None:
     digest = hashlib.sha256(GOOD).hexdigest()
-    name = archive_file_name("2026-08", digest)
-    report = verify(GOOD, file_name=name, checksum_file=checksum_file_text(digest, name).encode())
+    name = archive_file_name(Month(2026, 8), digest)
+    report = verify(GOOD, file_name=name, checksum_file=checksum_line(name, digest).encode())
     assert report.ok
     assert report.checksum is ChecksumStatus.VERIFIED
     assert report.notes == ()
@@ -143,7 +143,7 @@ def test_with_its_name_and_checksum_file() -> None:
 # --- names and checksums ----------------------------------------------------------------------
 
 DIGEST = hashlib.sha256(GOOD).hexdigest()
-NAME = archive_file_name("2026-08", DIGEST)
+NAME = archive_file_name(Month(2026, 8), DIGEST)
 
 
 @pytest.mark.parametrize(
@@ -169,12 +169,14 @@ def test_a_checksum_file_that_is_not_text() -> None:
 
 
 def test_wrong_hash_prefix_in_the_name() -> None:
-    report = verify(GOOD, file_name=archive_file_name("2026-08", "0123456789abcdef" + "0" * 48))
+    report = verify(
+        GOOD, file_name=archive_file_name(Month(2026, 8), "0123456789abcdef" + "0" * 48)
+    )
     assert found(report) == [(0, Check.FILE_NAME_HASH)]
 
 
 def test_games_outside_the_month_of_the_name() -> None:
-    report = verify(GOOD, file_name=archive_file_name("2026-09", DIGEST))
+    report = verify(GOOD, file_name=archive_file_name(Month(2026, 9), DIGEST))
     assert found(report) == [
         (1, Check.OUTSIDE_MONTH),
         (2, Check.OUTSIDE_MONTH),
