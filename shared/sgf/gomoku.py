@@ -1,0 +1,280 @@
+"""Replay of a Gomoku (GM[4]) record's main line with freestyle rules, for the checker.
+
+The main line is the first variation at every branch. Black and White alternate (``PL`` in a
+setup node says who is next); a stone goes on an empty point; five or more stones of one colour
+in a row (overlines count) win and end the game. Setup properties (``AB``, ``AW``, ``AE``) place
+or clear stones without taking a turn. Passes, malformed points and points off the board are
+reported by the node checks; here they take a turn and place nothing.
+
+The result ``RE`` must agree with the final position: a bare win ``B+``/``W+`` needs that
+colour's five; a five on the board rules out a draw or a win for the other colour; and a win by
+resignation, time or forfeit (``R``, ``T``, ``F``) cannot end on a move that made five, since the
+five itself ended the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from shared.sgf.findings import shown
+from shared.sgf.points import BoardSize, PointListError, expand_point_value, is_pass, point_name
+from shared.sgf.properties import RESULT
+from shared.sgf.tree import GameTree, Node, Property
+
+Report = Callable[[str, Property, int, str], None]
+"""Called with (code, property, node number, message) for each problem found."""
+
+_COLOUR_NAMES = {"B": "Black", "W": "White"}
+_OTHER = {"B": "W", "W": "B"}
+_STONES = {"B": 1, "W": 2}
+_FIVES = {1: b"\x01" * 5, 2: b"\x02" * 5}
+_REASONS = {"resign": "resignation", "time": "time", "forfeit": "forfeit"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Every line of the board (rows, columns and both diagonal directions) laid end to end in
+    one buffer, each followed by an empty separator cell, with four empty cells at both ends.
+    A point has one cell in each of its four lines and a move writes all four; a five anywhere
+    is then one C-level search of the whole buffer, and a five through a point one search of
+    the nine cells around each of its cells, with no bounds checked in Python: separators stop
+    a run from crossing into the next line."""
+
+    size: int
+    cells: dict[str, tuple[int, int, int, int]]
+    """The four cells of every point name on the board (the first is the occupancy cell)."""
+
+
+@lru_cache(maxsize=16)
+def _layout(columns: int, rows: int) -> _Layout:
+    lines: list[list[tuple[int, int]]] = [
+        *([(column, row) for column in range(columns)] for row in range(rows)),
+        *([(column, row) for row in range(rows)] for column in range(columns)),
+        # Down-right diagonals start on the top row or the left column, down-left ones on the
+        # top row or the right column.
+        *(_diagonal(start, 0, 1, columns, rows) for start in range(columns)),
+        *(_diagonal(0, start, 1, columns, rows) for start in range(1, rows)),
+        *(_diagonal(start, 0, -1, columns, rows) for start in range(columns)),
+        *(_diagonal(columns - 1, start, -1, columns, rows) for start in range(1, rows)),
+    ]
+    found: dict[tuple[int, int], list[int]] = {}
+    offset = 4
+    for line in lines:
+        for point in line:
+            found.setdefault(point, []).append(offset)
+            offset += 1
+        offset += 1  # the separator
+    cells = {point_name(point): (c[0], c[1], c[2], c[3]) for point, c in found.items()}
+    return _Layout(offset + 4, cells)
+
+
+def _diagonal(column: int, row: int, step: int, columns: int, rows: int) -> list[tuple[int, int]]:
+    points: list[tuple[int, int]] = []
+    while 0 <= column < columns and 0 <= row < rows:
+        points.append((column, row))
+        column += step
+        row += 1
+    return points
+
+
+@dataclass(frozen=True, slots=True)
+class _Five:
+    colour: str
+    point: str
+    node: int
+
+
+@dataclass(slots=True)
+class _Replay:
+    """One pass over the main line: its moves, the problems found in move order, and the
+    final position."""
+
+    board: bytearray
+    moves: list[tuple[Property, int, int]]
+    """(move, node number, occupancy cell it filled or -1) for every move in order."""
+    problems: list[tuple[int, str, Property, int, str]]
+    """(move ordinal, code, move, node number, message) for GK001 and GK002."""
+    result: tuple[Property, int] | None = None
+    setup_after_moves: bool = False
+    first_five: int | None = None
+    """With ``each_move``: the ordinal of the move that made the first five."""
+
+
+def _makes_five(board: bytearray, cells: tuple[int, ...], stone: int) -> bool:
+    five = _FIVES[stone]
+    return any(five in board[cell - 4 : cell + 5] for cell in cells)
+
+
+def _has_five(board: bytearray) -> bool:
+    return _FIVES[1] in board or _FIVES[2] in board
+
+
+def replay_main_line(tree: GameTree, size: BoardSize, report: Report) -> None:
+    """Replay ``tree``'s main line on a ``size`` board, reporting GK001, GK002, GK004 and GK005
+    problems through ``report``.
+
+    Stones are never lifted by moves, so a five made at any move is still there at the end: one
+    search of the final position, and one with the last stone lifted, settle nearly every game.
+    Only when a five came earlier (or setup nodes follow moves) is the line replayed, searching
+    after each move, to find the move that made it."""
+    layout = _layout(size.columns, size.rows)
+    replay = _replay(tree, size, layout, each_move=False)
+    five_at: int | None = None
+    if _has_five(replay.board):
+        last = replay.moves[-1] if replay.moves else None
+        lifted = False
+        if last is not None and last[2] >= 0 and not replay.setup_after_moves:
+            board, cells = replay.board, layout.cells[last[0].values[0]]
+            stone = board[cells[0]]
+            board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = 0
+            lifted = not _has_five(board)
+            board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
+        if lifted:
+            five_at = len(replay.moves) - 1
+        else:
+            replay = _replay(tree, size, layout, each_move=True)
+            five_at = replay.first_five
+    for ordinal, code, move, node_number, message in replay.problems:
+        if five_at is not None and ordinal > five_at:
+            break
+        report(code, move, node_number, message)
+    five: _Five | None = None
+    if five_at is not None:
+        move, node_number, _ = replay.moves[five_at]
+        five = _Five(_colour(move), move.values[0], node_number)
+        if five_at + 1 < len(replay.moves):
+            after, after_node, _ = replay.moves[five_at + 1]
+            report(
+                "GK004",
+                after,
+                after_node,
+                f"{_colour(after)}[{shown(after.values[0])}] is played after "
+                f"{_COLOUR_NAMES[five.colour]}'s five at {five.point} (node {five.node}) "
+                "ended the game",
+            )
+    if replay.result is not None:
+        last_move_made_five = five_at is not None and five_at == len(replay.moves) - 1
+        prop, node_number = replay.result
+        _check_result(prop, node_number, five, last_move_made_five, report)
+
+
+def _colour(move: Property) -> str:
+    return move.ident if move.ident in _OTHER else move.name
+
+
+def _replay(tree: GameTree, size: BoardSize, layout: _Layout, *, each_move: bool) -> _Replay:
+    board = bytearray(layout.size)
+    index = layout.cells
+    replay = _Replay(board, [], [])
+    moves, problems = replay.moves, replay.problems
+    to_play: str | None = None
+    to_play_from_pl = False
+    for node_number, node in enumerate(tree.main_line()):
+        props = node.properties
+        if len(props) == 1 and props[0].ident in _OTHER:
+            move: Property | None = props[0]  # the usual ";B[hh]" node
+        else:
+            move, to_play_pl, result, setup = _read_node(node, board, index)
+            replay.setup_after_moves |= setup and bool(moves)
+            if to_play_pl is not None:
+                to_play, to_play_from_pl = to_play_pl, True
+            if result is not None and replay.result is None:
+                replay.result = result, node_number
+        if move is None:
+            continue
+        ordinal = len(moves)
+        colour = _colour(move)
+        if to_play is not None and colour != to_play:
+            message = (
+                f"PL[{to_play}] says {_COLOUR_NAMES[to_play]} is to play, but "
+                f"{_COLOUR_NAMES[colour]} moves"
+                if to_play_from_pl
+                else f"{_COLOUR_NAMES[colour]} moves twice in a row"
+            )
+            problems.append((ordinal, "GK001", move, node_number, message))
+        to_play, to_play_from_pl = _OTHER[colour], False
+        value = move.values[0]
+        cells = None if is_pass(value, size) else index.get(value)
+        if cells is not None and board[cells[0]]:
+            held = "black" if board[cells[0]] == _STONES["B"] else "white"
+            message = (
+                f"{colour}[{shown(value)}] is played on a point that already holds a {held} stone"
+            )
+            problems.append((ordinal, "GK002", move, node_number, message))
+            cells = None
+        if cells is None:
+            # A pass, not a point, off the board (the node checks say so), or occupied.
+            moves.append((move, node_number, -1))
+            continue
+        moves.append((move, node_number, cells[0]))
+        stone = _STONES[colour]
+        board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
+        if each_move and replay.first_five is None and _makes_five(board, cells, stone):
+            replay.first_five = ordinal
+    return replay
+
+
+def _read_node(
+    node: Node, board: bytearray, index: dict[str, tuple[int, int, int, int]]
+) -> tuple[Property | None, str | None, Property | None, bool]:
+    """Apply a node's setup stones; return its single move (None if it has none, or B and W
+    together, which is ND002), its PL colour, its RE, and whether it had setup stones."""
+    moves: list[Property] = []
+    to_play: str | None = None
+    result: Property | None = None
+    setup = False
+    for prop in node.properties:
+        name = prop.name
+        if name in ("AB", "AW", "AE"):
+            setup = True
+            stone = _STONES.get(name[1], 0)
+            for value in prop.values:
+                try:
+                    points = list(expand_point_value(value))
+                except PointListError:
+                    continue  # reported by the node checks
+                for point in points:
+                    cells = index.get(point_name(point))
+                    if cells is not None:
+                        for cell in cells:
+                            board[cell] = stone
+        elif name == "PL" and prop.values[0] in _OTHER:
+            to_play = prop.values[0]
+        elif name in _OTHER:
+            moves.append(prop)
+        elif name == "RE":
+            result = prop
+    return (moves[0] if len(moves) == 1 else None), to_play, result, setup
+
+
+def _check_result(
+    prop: Property, node_number: int, five: _Five | None, last_move_made_five: bool, report: Report
+) -> None:
+    found = RESULT.fullmatch(prop.values[0])
+    if found is None:
+        return  # VL003
+    winner = found["winner"]
+    written = f"RE[{shown(prop.values[0])}]"
+    reason = next((_REASONS[key] for key in _REASONS if found[key]), None)
+    problem: str | None = None
+    if five is not None:
+        maker = _COLOUR_NAMES[five.colour]
+        where = f"{maker} made five at {five.point} (node {five.node})"
+        if found["draw"]:
+            problem = f"{written} is a draw, but {where}"
+        elif winner is not None and winner != five.colour:
+            problem = f"{written} names {_COLOUR_NAMES[winner]} the winner, but {where}"
+        elif reason is not None and last_move_made_five:
+            problem = (
+                f"{written} gives a win by {reason}, but the last move made five: "
+                f"the five ended the game (RE[{five.colour}+])"
+            )
+    elif winner is not None and reason is None and not found["score"]:
+        problem = (
+            f"{written} is a win on the board, but {_COLOUR_NAMES[winner]} "
+            "has no five in the main line"
+        )
+    if problem is not None:
+        report("GK005", prop, node_number, problem)
