@@ -44,3 +44,9 @@ class ExportLocked(ArchiveError):
 
 class IntegrityError(ArchiveError):
     """Stored archive bytes do not match their recorded size or SHA-256."""
+
+
+class UnreadableFile(ArchiveError):
+    """A file named on the command line cannot be read."""
+
+    exit_code = 2

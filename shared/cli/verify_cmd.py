@@ -17,16 +17,10 @@ from pathlib import Path
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from shared.errors import ArchiveError
+from shared.errors import UnreadableFile
 from shared.verify import ArchiveVerifier, VerifyReport
 
 _READ_BLOCK = 1024 * 1024
-
-
-class UnreadableFile(ArchiveError):
-    """An archive or checksum file named on the command line cannot be read."""
-
-    exit_code = 2
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
