@@ -19,7 +19,8 @@ from shared.profile import (
     GameRecord,
     game_line,
 )
-from shared.verify import VALUE_FORMATS, ArchiveVerifier, Check, ChecksumStatus, VerifyReport
+from shared.verify import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
+from shared.verify_game import VALUE_FORMATS
 
 B, W = Color.BLACK, Color.WHITE
 

@@ -1,0 +1,239 @@
+"""The verifier's check of one game line: the profile's root properties present, in order and
+well formed, no variation, comment, setup stone or pass, and a legal replay whose ending agrees
+with RE and XER."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from shared.game import Color, Move, Reason, Result, Termination
+from shared.profile import (
+    RE_BY_OUTCOME,
+    ROOT_PROPERTIES,
+    format_dates,
+)
+from shared.replay import replay
+from shared.sgf import GameTree, Node, Property
+from shared.verify_report import Check
+
+# --- one game ---------------------------------------------------------------------------------
+
+_TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z")
+_PASSES = ("", "tt")  # FF[4] pass, and the FF[3] pass that boards up to 19 x 19 also accept
+_SETUP = ("AB", "AW", "AE")
+_MOVE_COLOURS = {"B": Color.BLACK, "W": Color.WHITE}
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+# Every two-lowercase-letter point, keyed as the parser's value tuple. Letters past "o" are off
+# the board: such moves are read, and the replay reports them as out_of_bounds. "tt" is a pass.
+_KNOWN_MOVES: dict[str, dict[tuple[str, ...], Move]] = {
+    ident: {
+        (a + b,): Move(colour, x, y)
+        for x, a in enumerate(_LOWER)
+        for y, b in enumerate(_LOWER)
+        if a + b not in _PASSES
+    }
+    for ident, colour in _MOVE_COLOURS.items()
+}
+_NO_MOVES: dict[tuple[str, ...], Move] = {}
+_PROFILE_ORDER = {prop.ident: index for index, prop in enumerate(ROOT_PROPERTIES)}
+_REQUIRED = tuple(prop.ident for prop in ROOT_PROPERTIES if not prop.optional)
+_FIXED = {prop.ident: prop.fixed for prop in ROOT_PROPERTIES if prop.fixed is not None}
+_OUTCOMES_BY_RE: dict[str, dict[Termination, Result]] = {}
+for (_termination, _result), _re_value in RE_BY_OUTCOME.items():
+    _OUTCOMES_BY_RE.setdefault(_re_value, {})[_termination] = _result
+
+VALUE_FORMATS: Mapping[str, tuple[re.Pattern[str], str]] = {
+    "GN": (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "a UUID"),
+    "DT": (re.compile(r"\d{4}-\d{2}-\d{2}(,(\d{4}-)?(\d{2}-)?\d{2})*"), "an FF[4] date list"),
+    "BR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
+    "WR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
+    "RE": (re.compile("|".join(map(re.escape, _OUTCOMES_BY_RE))), "|".join(_OUTCOMES_BY_RE)),
+    "XTC": (re.compile(r"[1-9][0-9]*"), "a positive whole number"),
+    "XST": (_TIMESTAMP, "YYYY-MM-DDTHH:MM:SSZ"),
+    "XET": (_TIMESTAMP, "YYYY-MM-DDTHH:MM:SSZ"),
+    "XER": (re.compile("|".join(Termination)), "|".join(Termination)),
+}
+"""The format of every root property whose value varies (the others have a fixed value)."""
+
+
+def _timestamp(value: str) -> datetime | None:
+    match = _TIMESTAMP.fullmatch(value)
+    if match is None:
+        return None
+    try:
+        year, month, day, hour, minute, second = map(int, match.groups())
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError:  # e.g. month 13
+        return None
+
+
+def _value_problem(ident: str, value: str) -> str | None:
+    fixed = _FIXED.get(ident)
+    if fixed is not None:
+        return None if value == fixed else f"{ident}[{value}] should be {ident}[{fixed}]"
+    pattern, description = VALUE_FORMATS[ident]
+    if pattern.fullmatch(value) is None:
+        return f"{ident}[{value}] is not {description}"
+    return None
+
+
+def _instant(
+    values: dict[str, str], ident: str, problems: list[tuple[Check, str]]
+) -> datetime | None:
+    """The instant of a well-formed XST or XET; one like month 13 is reported and dropped."""
+    if ident not in values:
+        return None
+    instant = _timestamp(values[ident])
+    if instant is None:
+        problems.append((Check.PROPERTY_VALUE, f"{ident}[{values.pop(ident)}] is no real instant"))
+    return instant
+
+
+@dataclass(slots=True)
+class GameFacts:
+    """What one game line says, and what is wrong with it on its own."""
+
+    gn: str | None
+    xet: str | None
+    finished: datetime | None
+    termination: str | None
+    problems: list[tuple[Check, str]]
+
+
+def check_game(tree: GameTree) -> GameFacts:
+    """Check one game tree against the profile, without archive context (order, month)."""
+    problems: list[tuple[Check, str]] = []
+    if tree.variations:
+        problems.append((Check.VARIATION, "the game tree has variations"))
+    values = _check_root(tree.nodes[0], problems)
+    moves = _read_moves(tree.nodes[1:], problems)
+    start, end = _instant(values, "XST", problems), _instant(values, "XET", problems)
+    if start is not None and end is not None:
+        if start > end:
+            problems.append((Check.PROPERTY_VALUE, "XST is after XET"))
+        expected = format_dates(start.date(), end.date())
+        if "DT" in values and values["DT"] != expected:
+            problems.append((Check.PROPERTY_VALUE, f"DT[{values['DT']}] should be DT[{expected}]"))
+    termination = values.get("XER")
+    result = None
+    if "RE" in values and termination is not None:
+        result = _OUTCOMES_BY_RE[values["RE"]].get(Termination(termination))
+        if result is None:
+            problems.append(
+                (Check.RESULT_MISMATCH, f"RE[{values['RE']}] cannot go with XER[{termination}]")
+            )
+    if moves is not None and not tree.variations:
+        # Without a consistent RE/XER only the moves can be judged: replay with a stand-in ending
+        # and ignore what it says about the result.
+        if result is not None and termination is not None:
+            verdict = replay(moves, result, Termination(termination))
+        else:
+            verdict = replay(moves, Result.DRAW, Termination.AGREEMENT)
+        if verdict.reason is Reason.RESULT_MISMATCH:
+            if result is not None:
+                problems.append((Check.RESULT_MISMATCH, f"RE/XER and board: {verdict.detail}"))
+        elif verdict.reason is not None:
+            problems.append((Check.ILLEGAL_MOVE, f"{verdict.reason.value}: {verdict.detail}"))
+    return GameFacts(
+        gn=values.get("GN"),
+        xet=values.get("XET") if end is not None else None,
+        finished=end,
+        termination=termination,
+        problems=problems,
+    )
+
+
+def _node_extras(prop: Property, problems: list[tuple[Check, str]], where: str) -> bool:
+    """Report comments, setup stones and FF[3]-style identifiers; True when ``prop`` was one."""
+    name = prop.name
+    if name == "C":
+        problems.append((Check.COMMENT, f"{where} has a comment"))
+    elif name in _SETUP:
+        problems.append((Check.SETUP, f"{where} has setup stones ({prop.ident})"))
+    elif prop.ident != name:
+        problems.append((Check.UNEXPECTED_PROPERTY, f"{where}: {prop.ident} is not FF[4]"))
+    else:
+        return False
+    return True
+
+
+def _check_root(root: Node, problems: list[tuple[Check, str]]) -> dict[str, str]:
+    """Check the root's properties; returns the value of each well-formed profile property."""
+    values: dict[str, str] = {}
+    seen: list[str] = []
+    for prop in root.properties:
+        ident = prop.ident
+        if ident not in _PROFILE_ORDER:
+            if not _node_extras(prop, problems, "the root"):
+                problems.append((Check.UNEXPECTED_PROPERTY, f"{ident} is not a root property"))
+            continue
+        if ident in seen:
+            problems.append((Check.REPEATED_PROPERTY, f"{ident} appears twice"))
+            continue
+        seen.append(ident)
+        if len(prop.values) != 1:
+            problems.append((Check.PROPERTY_VALUE, f"{ident} has {len(prop.values)} values"))
+            continue
+        problem = _value_problem(ident, prop.values[0])
+        if problem is None:
+            values[ident] = prop.values[0]
+        else:
+            problems.append((Check.PROPERTY_VALUE, problem))
+    problems.extend(
+        (Check.MISSING_PROPERTY, f"the root has no {ident}")
+        for ident in _REQUIRED
+        if ident not in seen
+    )
+    for before, after in itertools.pairwise(seen):
+        if _PROFILE_ORDER[after] < _PROFILE_ORDER[before]:
+            problems.append((Check.PROPERTY_ORDER, f"{after} comes after {before}"))
+            break
+    return values
+
+
+def _read_moves(nodes: tuple[Node, ...], problems: list[tuple[Check, str]]) -> list[Move] | None:
+    """The moves of the non-root nodes, or None when one cannot be read as a single move."""
+    moves: list[Move] = []
+    readable = True
+    known = _KNOWN_MOVES
+    for ply, node in enumerate(nodes, 1):
+        properties = node.properties
+        if len(properties) == 1:  # the fast path: one B or W with one ordinary point
+            move = known.get(properties[0].ident, _NO_MOVES).get(properties[0].values)
+            if move is not None:
+                moves.append(move)
+                continue
+        readable = _read_odd_node(ply, properties, problems, moves) and readable
+    return moves if readable else None
+
+
+def _read_odd_node(
+    ply: int, properties: tuple[Property, ...], problems: list[tuple[Check, str]], moves: list[Move]
+) -> bool:
+    """Report what is wrong with a node that is not a plain move; True if it still is one."""
+    where = f"node {ply + 1}"
+    played = []
+    for prop in properties:
+        if _node_extras(prop, problems, where):
+            continue
+        if prop.ident in _MOVE_COLOURS:
+            played.append(prop)
+        else:
+            problems.append((Check.UNEXPECTED_PROPERTY, f"{where} has {prop.ident}"))
+    if len(played) != 1 or len(played[0].values) != 1:
+        problems.append((Check.MOVE_NODE, f"{where} does not hold exactly one B or W move"))
+        return False
+    value = played[0].values[0]
+    if value in _PASSES:
+        problems.append((Check.PASS_MOVE, f"move {ply} is a pass"))
+        return False
+    move = _KNOWN_MOVES[played[0].ident].get((value,))
+    if move is None:
+        problems.append((Check.MOVE_NODE, f"move {ply}: {value!r} is not a coordinate"))
+        return False
+    moves.append(move)
+    return True
