@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from enum import Enum
 from functools import partial
 from statistics import NormalDist
-from typing import Any
 
+from shared.demo_defects import DEFECTS, Recipe, moves_json
 from shared.demo_player import PlayedGame, fill_board_without_five, play_game
-from shared.game import BOARD_SIZE, POINTS, Color, Reason, Result, Termination
+from shared.game import BOARD_SIZE, Color, Reason, Result, Termination
 from shared.months import Month
 
 SCOPE_MODE = "RANKED"
@@ -128,14 +128,6 @@ def _win(colour: Color) -> Result:
     return Result.BLACK_WIN if colour is Color.BLACK else Result.WHITE_WIN
 
 
-def _moves_json(points: list[int]) -> list[dict[str, object]]:
-    colours = (Color.BLACK.value, Color.WHITE.value)
-    return [
-        {"color": colours[i & 1], "x": p % BOARD_SIZE, "y": p // BOARD_SIZE}
-        for i, p in enumerate(points)
-    ]
-
-
 @dataclass(frozen=True, slots=True)
 class _Player:
     id: uuid.UUID | None
@@ -212,9 +204,9 @@ class _MonthRows:
         plan += [partial(self.outside, kind) for kind in kinds]
         # Every recipe once, then extra broken rows in proportions like a live server's:
         # aborted games are by far the most common.
-        recipes = [*_DEFECTS]
-        extra_weights = [6.0 if reason is Reason.ABORTED else 1.0 for reason, _ in _DEFECTS]
-        recipes += rng.choices(_DEFECTS, extra_weights, k=games // 100)
+        recipes = [*DEFECTS]
+        extra_weights = [6.0 if reason is Reason.ABORTED else 1.0 for reason, _ in DEFECTS]
+        recipes += rng.choices(DEFECTS, extra_weights, k=games // 100)
         plan += [partial(self.defect, reason, recipe) for reason, recipe in recipes]
         rng.shuffle(plan)
         return plan
@@ -278,7 +270,7 @@ class _MonthRows:
         in_scope = _in_scope(game.mode, game.rated, game.ruleset, game.finished_at)
         return replace(game, in_scope=in_scope)
 
-    def defect(self, reason: Reason, recipe: _Recipe) -> SourceGame:
+    def defect(self, reason: Reason, recipe: Recipe) -> SourceGame:
         row = replace(recipe(self), expected_reason=reason)
         assert row.in_scope
         return row
@@ -352,7 +344,7 @@ class _MonthRows:
             finished_at=finished_at,
             result=ending.result.value,
             termination=ending.termination.value,
-            moves=_moves_json(ending.points),
+            moves=moves_json(ending.points),
             time_control_seconds=time_control,
             black_rating=pairing.black_rating,
             white_rating=pairing.white_rating,
@@ -401,171 +393,3 @@ class _MonthRows:
             finished = finished.replace(microsecond=0)
         finished = min(finished, end - _MICROSECOND)
         return finished - duration, finished
-
-
-# -- broken rows ---------------------------------------------------------------------------
-# A catalogue of realistic defects, each made from a valid five game. A recipe breaks exactly
-# one rule, or two whose order the export defines (status before moves, parsing before replay),
-# so the expected reason does not depend on how a replay engine walks the moves.
-
-_Recipe = Callable[[_MonthRows], SourceGame]
-_Moves = list[dict[str, object]]
-_SWAPPED = {Color.BLACK.value: Color.WHITE.value, Color.WHITE.value: Color.BLACK.value}
-_SPELT_OUT = {Color.BLACK.value: "BLACK", Color.WHITE.value: "WHITE"}
-
-
-def _moves(game: SourceGame) -> _Moves:
-    """A copy of a valid row's moves that a recipe may break."""
-    assert isinstance(game.moves, list)
-    return [dict(move) for move in game.moves]
-
-
-def _int(value: object) -> int:
-    return int(str(value))
-
-
-# ``columns`` are Any because broken rows hold ill-typed values on purpose.
-def _broken(edit: Callable[[_Moves], object] | None = None, **columns: Any) -> _Recipe:
-    """A five game whose moves go through ``edit`` and whose ``columns`` are replaced."""
-
-    def recipe(rows: _MonthRows) -> SourceGame:
-        game = rows.five_game()
-        moves = game.moves if edit is None else edit(_moves(game))
-        return replace(game, moves=moves, **columns)
-
-    return recipe
-
-
-def _interior(edit: Callable[[_Moves, int], object]) -> _Recipe:
-    """A five game whose moves ``edit`` changes in place at an index from the middle of the
-    game (at least 2, and never the last move)."""
-
-    def recipe(rows: _MonthRows) -> SourceGame:
-        game = rows.five_game()
-        moves = _moves(game)
-        edit(moves, rows.rng.randrange(max(2, len(moves) // 3), len(moves) - 1))
-        return replace(game, moves=moves)
-
-    return recipe
-
-
-def _stopped(status: str, kept: int, **columns: Any) -> _Recipe:
-    """A game that stopped after ``kept`` moves, some seconds after it started."""
-
-    def recipe(rows: _MonthRows) -> SourceGame:
-        game = rows.five_game()
-        assert game.finished_at is not None
-        soon = game.started_at + timedelta(seconds=rows.rng.uniform(4, 40))
-        moves = _moves(game)[:kept]
-        finished_at = min(game.finished_at, soon)
-        return replace(game, status=status, moves=moves, finished_at=finished_at, **columns)
-
-    return recipe
-
-
-def _played_on(extra: int, **columns: Any) -> _Recipe:
-    """A five game continued by ``extra`` legal alternating moves close to the five."""
-
-    def recipe(rows: _MonthRows) -> SourceGame:
-        game = rows.five_game()  # shorter than 200 moves, so the board has room
-        moves = _moves(game)
-        x0, y0 = _int(moves[-1]["x"]), _int(moves[-1]["y"])
-        taken = {(_int(m["x"]), _int(m["y"])) for m in moves}
-        free = [(x, y) for y in range(BOARD_SIZE) for x in range(BOARD_SIZE) if (x, y) not in taken]
-        free.sort(key=lambda p: max(abs(p[0] - x0), abs(p[1] - y0)))
-        for x, y in rows.rng.sample(free[:12], extra):
-            moves.append({"color": _SWAPPED[str(moves[-1]["color"])], "x": x, "y": y})
-        return replace(game, moves=moves, **columns)
-
-    return recipe
-
-
-def _filled(kept: int, result: Result) -> _Recipe:
-    """The first ``kept`` moves of a five-free full board, recorded as BOARD_FULL."""
-
-    def recipe(rows: _MonthRows) -> SourceGame:
-        moves = _moves_json(fill_board_without_five(rows.rng)[:kept])
-        termination = Termination.BOARD_FULL.value
-        return replace(rows.five_game(), moves=moves, result=result.value, termination=termination)
-
-    return recipe
-
-
-def _finished_before_started(rows: _MonthRows) -> SourceGame:
-    game = rows.five_game()  # a server clock stepped back during the game
-    assert game.finished_at is not None
-    return replace(game, started_at=game.finished_at + timedelta(seconds=rows.rng.randint(1, 600)))
-
-
-def _five_credited_to_the_loser(rows: _MonthRows) -> SourceGame:
-    game = rows.five_game()
-    loser = Result.WHITE_WIN if game.result == Result.BLACK_WIN else Result.BLACK_WIN
-    return replace(game, result=loser.value)
-
-
-def _sgf_text(moves: _Moves) -> str:
-    return "".join(
-        f";{m['color']}[{chr(97 + _int(m['x']))}{chr(97 + _int(m['y']))}]" for m in moves
-    )
-
-
-_DEFECTS: tuple[tuple[Reason, _Recipe], ...] = (
-    # Aborted is decided first: it outranks the NULL result and the empty move list.
-    (Reason.ABORTED, _stopped("ABORTED", 2, result=None, termination=None)),
-    (Reason.ABORTED, _stopped("ABORTED", 0, result=None, termination=None)),
-    # Some server versions recorded a result and a termination when aborting.
-    (Reason.ABORTED, _stopped("ABORTED", 1, result="WHITE_WIN", termination="TIMEOUT")),
-    (Reason.INCOMPLETE, _broken(result=None)),
-    (Reason.INCOMPLETE, _broken(termination=None)),
-    (Reason.INCOMPLETE, _broken(result="BLACK_WINS")),
-    (Reason.INCOMPLETE, _broken(termination="DISCONNECT")),
-    (Reason.INCOMPLETE, _broken(board_size=19)),
-    (Reason.INCOMPLETE, _finished_before_started),
-    (Reason.INCOMPLETE, _stopped("IN_PROGRESS", 5, result=None, termination=None)),
-    (Reason.INCOMPLETE, _broken(lambda moves: [], result=None, termination=None)),
-    # Black never moved: lost on time, or resigned.
-    (Reason.EMPTY, _stopped("FINISHED", 0, result="WHITE_WIN", termination="TIMEOUT")),
-    (Reason.EMPTY, _stopped("FINISHED", 0, result="WHITE_WIN", termination="RESIGNATION")),
-    (Reason.MALFORMED, _broken(_sgf_text)),
-    (Reason.MALFORMED, _broken(lambda moves: {"moves": moves})),
-    (Reason.MALFORMED, _broken(lambda moves: [[m["x"], m["y"]] for m in moves])),
-    (Reason.MALFORMED, _interior(lambda moves, i: moves[i].pop("y"))),
-    (Reason.MALFORMED, _interior(lambda moves, i: moves[i].update(x=str(moves[i]["x"])))),
-    (Reason.MALFORMED, _interior(lambda moves, i: moves[i].update(x=_int(moves[i]["x"]) + 0.5))),
-    (Reason.MALFORMED, _interior(lambda moves, i: moves[i].update(x=True))),
-    (
-        Reason.MALFORMED,
-        _broken(lambda ms: [{**m, "color": _SPELT_OUT[str(m["color"])]} for m in ms]),
-    ),
-    (Reason.MALFORMED, _broken(lambda moves: [None if i == 4 else m for i, m in enumerate(moves)])),
-    # Parsing comes before replay: a lost second move does not outrank a text coordinate.
-    (Reason.MALFORMED, _broken(lambda ms: [ms[0], *ms[2:-1], {**ms[-1], "x": str(ms[-1]["x"])}])),
-    (
-        Reason.TURN_ORDER,
-        _broken(lambda ms: [{**m, "color": _SWAPPED[str(m["color"])]} for m in ms]),
-    ),
-    (Reason.TURN_ORDER, _interior(lambda moves, i: moves.pop(i))),  # a move lost
-    (Reason.TURN_ORDER, _interior(lambda moves, i: moves[i].update(color=moves[i - 1]["color"]))),
-    (Reason.OUT_OF_BOUNDS, _interior(lambda moves, i: moves[i].update(x=BOARD_SIZE))),
-    (Reason.OUT_OF_BOUNDS, _interior(lambda moves, i: moves[i].update(y=-1))),
-    (Reason.OUT_OF_BOUNDS, _broken(lambda moves: [*moves[:-1], {**moves[-1], "y": BOARD_SIZE}])),
-    # Onto the mover's own earlier stone, and onto the stone just played (a double submit).
-    (Reason.OCCUPIED, _interior(lambda ms, i: ms[i].update(x=ms[i - 2]["x"], y=ms[i - 2]["y"]))),
-    (Reason.OCCUPIED, _interior(lambda ms, i: ms[i].update(x=ms[i - 1]["x"], y=ms[i - 1]["y"]))),
-    (Reason.MOVES_AFTER_FIVE, _played_on(1)),
-    (Reason.MOVES_AFTER_FIVE, _played_on(3)),
-    (Reason.MOVES_AFTER_FIVE, _played_on(2, termination="RESIGNATION")),
-    (Reason.RESULT_MISMATCH, _five_credited_to_the_loser),
-    (Reason.RESULT_MISMATCH, _broken(result="DRAW")),
-    (Reason.RESULT_MISMATCH, _broken(lambda moves: moves[:-1])),  # FIVE without its five
-    (Reason.RESULT_MISMATCH, _broken(termination="RESIGNATION")),  # with a five on the board
-    (Reason.RESULT_MISMATCH, _broken(termination="TIMEOUT")),
-    (Reason.RESULT_MISMATCH, _broken(lambda ms: ms[:-2], result="DRAW", termination="RESIGNATION")),
-    (Reason.RESULT_MISMATCH, _broken(lambda ms: ms[:-3], result="DRAW", termination="TIMEOUT")),
-    (Reason.RESULT_MISMATCH, _filled(40, Result.DRAW)),
-    (Reason.RESULT_MISMATCH, _filled(POINTS, Result.BLACK_WIN)),
-    (
-        Reason.RESULT_MISMATCH,
-        _broken(lambda ms: ms[: len(ms) // 2 + 1], result="BLACK_WIN", termination="AGREEMENT"),
-    ),
-)
