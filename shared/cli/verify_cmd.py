@@ -18,7 +18,8 @@ from pathlib import Path
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from shared.errors import UnreadableFile
-from shared.verify import ArchiveVerifier, VerifyReport
+from shared.verify import ArchiveVerifier
+from shared.verify_report import VerifyReport
 
 _READ_BLOCK = 1024 * 1024
 

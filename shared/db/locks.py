@@ -29,7 +29,10 @@ async def month_lock_held(conn: Connection, month: Month) -> bool:
     """Whether any session holds the month's export lock (for operators' views)."""
     held: bool = await conn.fetchval(
         "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-        "AND classid = $1 AND objid = $2 AND objsubid = 2)",
+        "AND classid = $1 AND objid = $2 AND objsubid = 2 "
+        # pg_locks lists the locks of every database in the cluster: count only this one's, so
+        # two deployments sharing a cluster (staging and production) never see each other's.
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
         _EXPORT_LOCK_CLASS,
         _month_key(month),
     )

@@ -1,0 +1,46 @@
+"""The ``/ops/`` application state: the operator token, the settings and a Redis client that
+is opened on first use and tolerates Redis being down (the public API never needs Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from arq.connections import ArqRedis
+
+from shared.job_queue import connect
+from shared.settings import Settings
+
+
+class LazyQueueClient:
+    """One arq client for the process, connected when an operator first needs it; a failed
+    connect is retried on the next request instead of failing the app's start-up."""
+
+    def __init__(self, redis_url: str) -> None:
+        self._url = redis_url
+        self._client: ArqRedis | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> ArqRedis:
+        """The client; raises ``RedisUnavailable`` when Redis does not answer."""
+        async with self._lock:
+            if self._client is None:
+                self._client = await connect(self._url)
+            return self._client
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._client is not None:
+                await self._client.aclose(close_connection_pool=True)
+                self._client = None
+
+
+@dataclass(frozen=True)
+class OpsState:
+    settings: Settings
+    token: str
+    queue: LazyQueueClient = field(repr=False)
+
+
+OPS = web.AppKey("ops", OpsState)

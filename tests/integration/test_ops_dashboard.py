@@ -1,0 +1,256 @@
+"""``/ops/`` in the real app (``create_app``) against the real Redis and PostgreSQL: off without
+``OPS_TOKEN``, 401 without the token, the dashboard and its JSON, the browser session, and the
+rebuild action with its cross-site protections."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import structlog
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from services.app import create_app
+from shared.db.pool import Pool
+from shared.job_queue import connect, read_snapshot
+from shared.ops_view import QueuedJob
+from shared.settings import Settings
+
+Client = TestClient[web.Request, web.Application]
+TOKEN = "test-ops-token"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+CSRF_RE = re.compile(r'name="csrf" value="([0-9a-f]+)"')
+
+
+@asynccontextmanager
+async def ops_client(settings: Settings, pool: Pool) -> AsyncIterator[Client]:
+    app = create_app(settings, pool=pool)
+    async with TestClient(TestServer(app)) as client:
+        yield client
+
+
+async def queued(redis_url: str) -> list[QueuedJob]:
+    client = await connect(redis_url)
+    try:
+        return list((await read_snapshot(client)).queued)
+    finally:
+        await client.aclose(close_connection_pool=True)
+
+
+async def sign_in(client: Client) -> str:
+    """Sign in through the form; returns the page's CSRF token."""
+    response = await client.post("/ops/login", data={"token": TOKEN}, allow_redirects=False)
+    assert response.status == 303
+    page = await client.get("/ops/")
+    assert page.status == 200
+    match = CSRF_RE.search(await page.text())
+    assert match is not None
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/ops/"),
+        ("GET", "/ops/api/status"),
+        ("POST", "/ops/rebuild"),
+        ("POST", "/ops/login"),
+    ],
+)
+async def test_ops_is_off_without_a_token(
+    settings: Settings, pool: Pool, method: str, path: str
+) -> None:
+    async with ops_client(replace(settings, ops_token=None), pool) as client:
+        response = await client.request(method, path, headers=BEARER)
+        assert response.status == 404
+
+
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        ({}, "missing"),
+        ({"Authorization": "Bearer not-the-token"}, "wrong_token"),
+        ({"Authorization": f"Bearer {TOKEN}x"}, "wrong_token"),
+        ({"Cookie": "gomoku_ops_session=v1.1.abc.def"}, "bad_session"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/ops/", "/ops/api/status"])
+async def test_ops_refuses_without_the_token(
+    settings: Settings, pool: Pool, headers: dict[str, str], reason: str, path: str
+) -> None:
+    async with ops_client(settings, pool) as client:
+        with structlog.testing.capture_logs() as logs:
+            response = await client.get(path, headers=headers)
+        assert response.status == 401
+        body = await response.text()
+    assert "months" not in body
+    if path.startswith("/ops/api/") or "Authorization" in headers:
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    else:
+        assert 'action="/ops/login"' in body  # a browser gets the sign-in form
+    [line] = [e for e in logs if e["event"] == "ops_auth_failed"]
+    assert line["reason"] == reason
+    assert line["path"] == path
+    assert TOKEN not in repr(logs)
+
+
+async def test_the_dashboard(settings: Settings, pool: Pool) -> None:
+    async with ops_client(settings, pool) as client:
+        response = await client.get("/ops/", headers=BEARER)
+        assert response.status == 200
+        html = await response.text()
+    assert response.headers["Cache-Control"] == "no-store"
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    assert 'id="months"' in html
+    for month in ("2026-08", "2026-09"):
+        assert f"<td>{month}</td>" in html
+    assert 'state-missing">missing' in html
+    assert 'id="no-worker"' in html  # no worker has reported into this Redis database
+    assert "Redis unreachable" not in html
+
+
+async def test_the_status_json(settings: Settings, pool: Pool) -> None:
+    async with ops_client(settings, pool) as client:
+        response = await client.get("/ops/api/status", headers=BEARER)
+        assert response.status == 200
+        document: dict[str, Any] = await response.json()
+    assert document["redis"] == {"ok": True, "error": None}
+    assert document["database"] == {"ok": True, "error": None}
+    assert document["jobs"]["queued"] == []
+    months = {m["month"]: m["state"] for m in document["months"]}
+    assert months["2026-08"] == "missing"
+
+
+async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> None:
+    async with ops_client(settings, pool) as client:
+        login = await client.post("/ops/login", data={"token": TOKEN}, allow_redirects=False)
+        assert login.status == 303
+        cookie = login.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        assert "Path=/ops/" in cookie
+        assert TOKEN not in cookie
+        csrf = await sign_in(client)
+
+        with structlog.testing.capture_logs() as logs:
+            rebuild = await client.post(
+                "/ops/rebuild", data={"month": "2026-08", "csrf": csrf}, allow_redirects=False
+            )
+        assert rebuild.status == 303
+        assert rebuild.headers["Location"] == "/ops/"
+        page = await (await client.get("/ops/")).text()
+        [job] = await queued(settings.redis_url)
+        assert job.function == "export_month"
+        assert job.kwargs == {"month": "2026-08", "force": True}
+        assert job.job_id.startswith("export:2026-08:force:")
+        assert f"Rebuild of 2026-08 queued as {job.job_id}." in page
+        assert 'id="queued"' in page
+        assert job.job_id in page
+        assert 'state-queued">queued' in page
+        assert [e["job_id"] for e in logs if e["event"] == "ops_rebuild_requested"] == [job.job_id]
+        # The message is shown once.
+        assert "queued as" not in await (await client.get("/ops/")).text()
+
+        # A second click while the first rebuild waits does not queue a second one.
+        again = await client.post("/ops/rebuild", data={"month": "2026-08", "csrf": csrf})
+        assert "was already queued" in await again.text()
+        assert len(await queued(settings.redis_url)) == 1
+
+        out = await client.post("/ops/logout", data={"csrf": csrf}, allow_redirects=False)
+        assert out.status == 303
+        assert (await client.get("/ops/")).status == 401
+
+
+async def test_a_wrong_token_in_the_form_is_refused_and_logged(
+    settings: Settings, pool: Pool
+) -> None:
+    async with ops_client(settings, pool) as client:
+        with structlog.testing.capture_logs() as logs:
+            response = await client.post("/ops/login", data={"token": "guess"})
+        assert response.status == 401
+        assert "Set-Cookie" not in response.headers
+    assert [e["reason"] for e in logs if e["event"] == "ops_auth_failed"] == ["wrong_token"]
+    assert "guess" not in repr(logs)
+
+
+@pytest.mark.parametrize(
+    ("headers", "send_csrf"),
+    [
+        ({}, False),  # no form token
+        ({}, "0" * 64),  # a wrong form token
+        ({"Origin": "https://evil.example"}, True),
+        ({"Origin": "null"}, True),
+        ({"Sec-Fetch-Site": "cross-site"}, True),
+        ({"Sec-Fetch-Site": "same-site"}, True),
+    ],
+)
+async def test_rebuild_refuses_cross_site_requests(
+    settings: Settings, pool: Pool, headers: dict[str, str], send_csrf: bool | str
+) -> None:
+    async with ops_client(settings, pool) as client:
+        csrf = await sign_in(client)
+        data = {"month": "2026-08"}
+        if send_csrf:
+            data["csrf"] = csrf if send_csrf is True else send_csrf
+        with structlog.testing.capture_logs() as logs:
+            response = await client.post(
+                "/ops/rebuild", data=data, headers=headers, allow_redirects=False
+            )
+        assert response.status == 403
+    assert await queued(settings.redis_url) == []
+    assert [e["event"] for e in logs if e["event"].startswith("ops_")] == ["ops_csrf_rejected"]
+
+
+async def test_sign_in_refuses_cross_site_posts(settings: Settings, pool: Pool) -> None:
+    async with ops_client(settings, pool) as client:
+        response = await client.post(
+            "/ops/login", data={"token": TOKEN}, headers={"Origin": "https://evil.example"}
+        )
+        assert response.status == 403
+        assert "Set-Cookie" not in response.headers
+
+
+async def test_rebuild_for_api_clients(settings: Settings, pool: Pool) -> None:
+    async with ops_client(settings, pool) as client:
+        ok = await client.post("/ops/rebuild", data={"month": "2026-09"}, headers=BEARER)
+        assert ok.status == 202
+        body = await ok.json()
+        assert body["result"] == "queued"
+        assert body["jobId"].startswith("export:2026-09:force:")
+        assert body["alreadyQueued"] is False
+        for month, message in [
+            ("2026-07", "before the first published month"),
+            ("2099-01", "not closed yet"),
+            ("2026-9", "month must look like"),
+        ]:
+            bad = await client.post("/ops/rebuild", data={"month": month}, headers=BEARER)
+            assert bad.status == 400
+            assert message in (await bad.json())["message"]
+        missing = await client.post("/ops/rebuild", headers=BEARER)
+        assert missing.status == 400
+    assert [j.job_id for j in await queued(settings.redis_url)] == [body["jobId"]]
+
+
+async def test_the_dashboard_without_redis(settings: Settings, pool: Pool) -> None:
+    down = replace(settings, redis_url="redis://127.0.0.1:1/0")
+    async with ops_client(down, pool) as client:
+        page = await client.get("/ops/", headers=BEARER)
+        assert page.status == 200
+        html = await page.text()
+        assert 'id="redis-down"' in html
+        assert 'id="months"' in html
+        assert 'state-missing">missing' in html
+        status = await (await client.get("/ops/api/status", headers=BEARER)).json()
+        assert status["redis"]["ok"] is False
+        assert "cannot reach Redis" in status["redis"]["error"]
+        assert status["months"]
+        rebuild = await client.post("/ops/rebuild", data={"month": "2026-08"}, headers=BEARER)
+        assert rebuild.status == 503
+        # The public API does not notice.
+        assert (await client.get("/api/v1/database")).status == 200

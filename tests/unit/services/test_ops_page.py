@@ -1,0 +1,63 @@
+from datetime import UTC, datetime
+
+from services.ops.page import Dashboard, dashboard_page, login_page
+from shared.months import Month
+from shared.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
+
+NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+EVIL = '<script>alert("x")</script>'
+
+
+def test_every_value_is_escaped() -> None:
+    queue = QueueSnapshot(
+        taken_at=NOW,
+        queued=[QueuedJob(f"export:2026-10{EVIL}", EVIL, {"month": EVIL}, NOW, NOW, 0, False)],
+        results=[
+            JobOutcome(
+                "export:2026-09",
+                "export_month",
+                False,
+                1,
+                NOW,
+                NOW,
+                NOW,
+                {"error": "ExportFailed", "message": EVIL},
+            )
+        ],
+        health_check=EVIL,
+        planner_last_run={"at": EVIL, "missing": [EVIL], "error": EVIL},
+    )
+    months = month_statuses(
+        first=Month(2026, 8), now=NOW, archives=[], queue=queue, locked_months=set()
+    )
+    html = dashboard_page(
+        Dashboard(NOW, Month(2026, 8), months, queue, redis_error=None, database_error=EVIL),
+        csrf='"><b>',
+        flash=("ok", EVIL),
+    )
+    assert "<script>" not in html
+    assert '"><b>' not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_redis_down_notice_and_rebuild_buttons() -> None:
+    months = month_statuses(
+        first=Month(2026, 8), now=NOW, archives=[], queue=None, locked_months=set()
+    )
+    html = dashboard_page(
+        Dashboard(
+            NOW, Month(2026, 8), months, None, redis_error="connection refused", database_error=None
+        ),
+        csrf="abc",
+        flash=None,
+    )
+    assert 'id="redis-down"' in html
+    assert "Redis unreachable" in html
+    assert html.count('action="/ops/rebuild"') == 1 + 3  # the free form and one per closed month
+    assert 'name="csrf" value="abc"' in html
+
+
+def test_login_page_has_no_secrets() -> None:
+    html = login_page(message="wrong")
+    assert 'type="password"' in html
+    assert "wrong" in html

@@ -1,0 +1,270 @@
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.months import Month
+from shared.ops_view import (
+    JobOutcome,
+    MonthState,
+    QueuedJob,
+    QueueSnapshot,
+    month_statuses,
+    parse_health_check,
+    rebuild_refusal,
+    status_document,
+)
+
+NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+FIRST = Month(2026, 8)
+T0 = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Row:
+    month: str
+    state: str
+    id: int = 1
+    file_name: str | None = None
+    bytes: int = 0
+    games: int = 0
+    candidate_games: int = 0
+    excluded_games: int = 0
+    created_at: datetime = T0
+    finished_at: datetime | None = None
+    published_at: datetime | None = None
+    failed_at: datetime | None = None
+    error: str | None = None
+
+
+def published(month: str, at: datetime = T0) -> Row:
+    return Row(
+        month,
+        "published",
+        published_at=at,
+        finished_at=at,
+        file_name=f"{month}.sgf.gz",
+        games=10,
+        candidate_games=12,
+        excluded_games=2,
+        bytes=1000,
+    )
+
+
+def failed(month: str, at: datetime = T0, error: str = "boom") -> Row:
+    return Row(month, "failed", failed_at=at, finished_at=at, error=error)
+
+
+def job(job_id: str, *, running: bool = False) -> QueuedJob:
+    return QueuedJob(job_id, "export_month", {"month": job_id[7:14]}, T0, T0, 0, running)
+
+
+def states(
+    rows: Sequence[Row] = (),
+    jobs: Sequence[QueuedJob] = (),
+    locked: set[str] | None = None,
+    queue: bool = True,
+) -> dict[str, MonthState]:
+    snapshot = QueueSnapshot(taken_at=NOW, queued=jobs) if queue else None
+    found = month_statuses(
+        first=FIRST, now=NOW, archives=rows, queue=snapshot, locked_months=locked or set()
+    )
+    return {s.month: s.state for s in found}
+
+
+def test_every_closed_month_is_listed_newest_first() -> None:
+    found = month_statuses(first=FIRST, now=NOW, archives=[], queue=None, locked_months=set())
+    assert [s.month for s in found] == ["2026-10", "2026-09", "2026-08"]
+    assert {s.state for s in found} == {"missing"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "jobs", "locked", "expected"),
+    [
+        ([], [], set(), "missing"),
+        ([published("2026-10")], [], set(), "published"),
+        ([failed("2026-10")], [], set(), "failed"),
+        ([failed("2026-10")], [job("export:2026-10")], set(), "queued"),  # waiting for a retry
+        ([], [job("export:2026-10", running=True)], set(), "building"),
+        ([], [], {"2026-10"}, "building"),  # the CLI (or another Redis's worker) is exporting
+        (
+            [published("2026-10")],
+            [job("export:2026-10:force:20261102T070000.000Z")],
+            set(),
+            "queued",
+        ),
+        (
+            [published("2026-10")],
+            [job("export:2026-10:force:20261102T070000.000Z", running=True)],
+            set(),
+            "building",
+        ),
+        (
+            [published("2026-10"), failed("2026-10", T0 + timedelta(hours=1))],
+            [],
+            set(),
+            "published",
+        ),  # a failed rebuild does not hide the file that is still served
+        ([Row("2026-10", "building")], [], set(), "missing"),  # a dead export's leftover
+        ([Row("2026-10", "superseded", published_at=T0)], [], set(), "missing"),
+    ],
+)
+def test_month_state(
+    rows: list[Row], jobs: list[QueuedJob], locked: set[str], expected: MonthState
+) -> None:
+    assert states(rows, jobs, locked)["2026-10"] == expected
+
+
+def test_without_redis_the_database_still_tells() -> None:
+    assert states([published("2026-10"), failed("2026-09")], locked={"2026-08"}, queue=False) == {
+        "2026-10": "published",
+        "2026-09": "failed",
+        "2026-08": "building",
+    }
+
+
+def test_details_of_a_month() -> None:
+    old_failure = failed("2026-10", T0 - timedelta(days=1), "old")
+    new_failure = failed("2026-10", T0 + timedelta(hours=2), "new")
+    rows = [
+        published("2026-10"),
+        Row("2026-10", "superseded", id=2, published_at=T0),
+        Row("2026-10", "superseded", id=3, published_at=T0),
+        old_failure,
+        new_failure,
+    ]
+    [status] = [
+        s
+        for s in month_statuses(
+            first=FIRST, now=NOW, archives=rows, queue=None, locked_months=set()
+        )
+        if s.month == "2026-10"
+    ]
+    assert status.superseded_versions == 2
+    assert status.last_failure is new_failure
+    assert status.published is rows[0]
+
+
+def test_a_failure_older_than_the_published_file_is_not_shown() -> None:
+    rows = [failed("2026-10", T0 - timedelta(hours=1)), published("2026-10")]
+    [status] = [
+        s
+        for s in month_statuses(
+            first=FIRST, now=NOW, archives=rows, queue=None, locked_months=set()
+        )
+        if s.month == "2026-10"
+    ]
+    assert status.last_failure is None
+
+
+def test_months_with_rows_or_jobs_outside_the_range_are_listed() -> None:
+    found = states([published("2026-07")], [job("export:2026-11")])
+    assert found["2026-07"] == "published"
+    assert found["2026-11"] == "queued"
+
+
+def test_jobs_of_other_kinds_do_not_count() -> None:
+    other = QueuedJob("mirror:3", "mirror_archive", {}, T0, T0, 0, True)
+    assert states(jobs=[other])["2026-10"] == "missing"
+
+
+@pytest.mark.parametrize(
+    ("month", "now", "refusal"),
+    [
+        (Month(2026, 10), NOW, None),
+        (Month(2026, 8), NOW, None),
+        (Month(2026, 7), NOW, "2026-07 is before the first published month 2026-08"),
+        (Month(2026, 11), NOW, "2026-11 is not closed yet; it closes at 2026-12-01T00:00:00Z"),
+        (
+            Month(2026, 10),
+            datetime(2026, 10, 31, 23, 59, 59, tzinfo=UTC),
+            "2026-10 is not closed yet; it closes at 2026-11-01T00:00:00Z",
+        ),
+        (Month(2026, 10), datetime(2026, 11, 1, tzinfo=UTC), None),
+    ],
+)
+def test_rebuild_refusal(month: Month, now: datetime, refusal: str | None) -> None:
+    assert rebuild_refusal(month, first=FIRST, now=now) == refusal
+
+
+def test_parse_health_check() -> None:
+    text = "Nov-02 08:00:00 j_complete=3 j_failed=1 j_retried=2 j_ongoing=1 queued=4"
+    assert parse_health_check(text) == {
+        "j_complete": 3,
+        "j_failed": 1,
+        "j_retried": 2,
+        "j_ongoing": 1,
+        "queued": 4,
+    }
+    assert parse_health_check(None) is None
+    assert parse_health_check("") is None
+
+
+@pytest.mark.parametrize(
+    ("success", "result", "outcome", "error"),
+    [
+        (True, {"outcome": "published", "games": 3}, "published", None),
+        (True, None, "done", None),
+        (
+            False,
+            {"error": "ExportFailed", "message": "out of order"},
+            "failed",
+            "ExportFailed: out of order",
+        ),
+        (False, {"error": "JobExecutionFailed", "message": ""}, "failed", "JobExecutionFailed"),
+        (False, "unable to serialize result", "failed", "unable to serialize result"),
+    ],
+)
+def test_job_outcome(success: bool, result: object, outcome: str, error: str | None) -> None:
+    r = JobOutcome(
+        "export:2026-10", "export_month", success, 1, T0, T0, T0 + timedelta(seconds=3), result
+    )
+    assert (r.outcome, r.error, r.seconds) == (outcome, error, 3.0)
+
+
+def test_status_document() -> None:
+    queue = QueueSnapshot(
+        taken_at=NOW,
+        queued=[job("export:2026-10"), job("export:2026-09", running=True)],
+        results=[
+            JobOutcome(
+                "export:2026-08",
+                "export_month",
+                False,
+                8,
+                T0,
+                T0,
+                T0,
+                {"error": "ExportFailed", "message": "x"},
+            )
+        ],
+        health_check="Nov-02 08:00:00 j_complete=0 j_failed=1 j_retried=0 j_ongoing=1 queued=2",
+        planner_last_run={"at": NOW.isoformat(), "enqueued": ["2026-10"]},
+    )
+    months = month_statuses(
+        first=FIRST, now=NOW, archives=[failed("2026-08")], queue=queue, locked_months={"2026-09"}
+    )
+    doc = status_document(
+        now=NOW, months=months, queue=queue, redis_error=None, database_error=None
+    )
+    assert doc["now"] == "2026-11-02T08:00:00Z"
+    assert doc["redis"] == {"ok": True, "error": None}
+    jobs = doc["jobs"]
+    assert [j["id"] for j in jobs["queued"]] == ["export:2026-10"]
+    assert [j["id"] for j in jobs["inProgress"]] == ["export:2026-09"]
+    assert jobs["recentResults"][0]["error"] == "ExportFailed: x"
+    assert jobs["healthCheck"]["counts"]["j_failed"] == 1
+    assert jobs["plannerLastRun"]["enqueued"] == ["2026-10"]
+    by_month = {m["month"]: m for m in doc["months"]}
+    assert by_month["2026-10"]["state"] == "queued"
+    assert by_month["2026-09"]["state"] == "building"
+    assert by_month["2026-09"]["lockHeld"]
+    assert by_month["2026-08"]["state"] == "failed"
+    assert by_month["2026-08"]["lastFailure"]["error"] == "boom"
+
+
+def test_status_document_without_redis() -> None:
+    doc = status_document(now=NOW, months=[], queue=None, redis_error="down", database_error=None)
+    assert doc["jobs"] is None
+    assert doc["redis"] == {"ok": False, "error": "down"}

@@ -1,0 +1,214 @@
+"""The worker's jobs. Thin: parse the arguments, call ``shared``, map errors to arq's outcomes,
+and log one ``export_job`` / ``plan_months_finished`` line per run.
+
+``export_month`` outcomes:
+- ``published`` / ``unchanged`` / ``restored``: the export ran (see ``shared.export``);
+- ``skipped``: the month is published already (normal jobs only), or another process holds the
+  month's lock (normal jobs only: that process is building it);
+- ``retry``: a transient failure, or a forced rebuild waiting for the lock: ``arq.Retry`` with
+  backoff, up to ``retry_policy.MAX_TRIES`` runs;
+- ``failed``: recorded on the month (state ``failed``, error, time) and raised, so arq keeps the
+  failure as the job's result; the next planner run plans the month again;
+- ``cancelled``: the worker is shutting down; the export dropped its unfinished row and arq runs
+  the job again later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from arq import Retry
+
+from shared import export as month_export
+from shared.db import archive_store, locks, source
+from shared.db.pool import Pool
+from shared.errors import ExportFailed, ExportLocked, InvalidMonth
+from shared.job_ids import export_job_id
+from shared.job_queue import (
+    REDIS_ERRORS,
+    clear_running,
+    enqueue_export,
+    export_job_status,
+    mark_running,
+    record_planner_run,
+)
+from shared.logs import get_logger
+from shared.months import Month
+from shared.ops_view import RunningInfo, rebuild_refusal
+from shared.planning import missing_months
+from workers.context import clock_of, pool_of, redis_of, settings_of, utc_now, worker_of
+from workers.planner import plan_action
+from workers.retry_policy import classify_failure, may_retry, retry_delay
+from workers.timeouts import export_timeout
+
+log = get_logger("workers.jobs")
+
+_NO_MARK = 2**63 - 1
+"""An archive id no row reaches: a failure recorded against it is always a new row (used when
+the attempt failed before it could read the newest id)."""
+
+
+async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Queue ``export:YYYY-MM`` for every closed month from the first export month on that has
+    no published archive, at the worker clock's "now"; record the run for operators."""
+    settings, pool, client = settings_of(ctx), pool_of(ctx), redis_of(ctx)
+    started = time.monotonic()
+    now = clock_of(ctx)()
+    run: dict[str, Any] = {"at": now.isoformat(), "job_id": ctx.get("job_id")}
+    try:
+        async with pool.acquire() as conn:
+            published = await archive_store.published_months(conn)
+            missing = missing_months(settings.export_first_month, now, published)
+            locked = {str(m) for m in missing if await locks.month_lock_held(conn, m)}
+        decided: dict[str, list[str]] = {
+            "enqueued": [],
+            "requeued": [],
+            "alreadyQueued": [],
+            "building": [],
+        }
+        for month in missing:
+            status = await export_job_status(client, export_job_id(month))
+            action = plan_action(status, lock_held=str(month) in locked)
+            if action in ("enqueue", "requeue"):
+                added = await enqueue_export(client, month, replace_result=action == "requeue")
+                key = "alreadyQueued"
+                if added:
+                    key = "enqueued" if action == "enqueue" else "requeued"
+            else:
+                key = "alreadyQueued" if action == "already_queued" else "building"
+            decided[key].append(str(month))
+        run |= {"missing": [str(m) for m in missing], **decided, "error": None}
+    except Exception as exc:
+        run |= {"error": f"{type(exc).__name__}: {exc}"}
+        raise
+    finally:
+        run["seconds"] = round(time.monotonic() - started, 3)
+        if run.get("error"):
+            log.error("plan_months_finished", outcome="failed", **run)
+        else:
+            log.info("plan_months_finished", outcome="planned", **run)
+        try:
+            await record_planner_run(client, run)
+        except REDIS_ERRORS as exc:
+            log.warning("planner_run_not_recorded", error=str(exc))
+    return run
+
+
+async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> dict[str, Any]:
+    """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
+    from the month's size. Returns the job's summary (kept by arq as its result)."""
+    job_id = str(ctx.get("job_id", ""))
+    attempt = int(ctx.get("job_try", 1))
+    fields: dict[str, Any] = {"job_id": job_id, "month": month, "force": force, "attempt": attempt}
+    started = time.monotonic()
+
+    def finish(outcome: str, level: str = "info", **extra: Any) -> dict[str, Any]:
+        summary = fields | {"outcome": outcome, "duration_s": round(time.monotonic() - started, 3)}
+        summary |= extra
+        getattr(log, level)("export_job", **summary)
+        return summary
+
+    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        settings, pool = settings_of(ctx), pool_of(ctx)
+        try:
+            target = Month.parse(month)
+            now = clock_of(ctx)()
+            refusal = rebuild_refusal(target, first=settings.export_first_month, now=now)
+            if refusal is not None:
+                raise InvalidMonth(refusal)
+        except InvalidMonth as exc:
+            finish("failed", "error", error=str(exc), failure="permanent")
+            raise
+
+        mark = _NO_MARK
+        deadline: asyncio.Timeout | None = None
+        try:
+            async with pool.acquire() as conn:
+                mark = await archive_store.newest_archive_id(conn)
+                candidates = await source.count_candidates(conn, settings.games_table, target)
+            limit = export_timeout(candidates)
+            fields |= {"candidates": candidates, "timeout_s": limit}
+            await _mark_running(ctx, job_id, attempt, candidates, limit)
+            try:
+                async with asyncio.timeout(limit) as deadline:
+                    result = await month_export.export_month(
+                        pool, table=settings.games_table, month=target, force=force
+                    )
+            finally:
+                await _clear_running(ctx, job_id)
+        except asyncio.CancelledError:
+            finish("cancelled", "warning", reason="worker shutting down; the job runs again later")
+            raise
+        except ExportLocked as exc:
+            if not force:
+                return finish("skipped", reason="another process holds the month's export lock")
+            # A forced rebuild must not be dropped: wait for the other build to end.
+            if may_retry(attempt):
+                delay = retry_delay(attempt)
+                reason = "month locked by another export"
+                finish("retry", "warning", reason=reason, retry_in_s=delay)
+                raise Retry(defer=delay) from exc
+            error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
+            await _record_failure(pool, target, error, mark)
+            finish("failed", "error", error=error, failure="permanent")
+            raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+        except Exception as exc:
+            if deadline is not None and deadline.expired():
+                error = (
+                    f"ExportTimeout: the export took longer than its {fields['timeout_s']:.0f} s "
+                    f"limit for {fields['candidates']} candidate games"
+                )
+                await _record_failure(pool, target, error, mark)
+                finish("failed", "error", error=error, failure="timeout")
+                raise ExportFailed(f"{target}: {error}") from exc
+            error = f"{type(exc).__name__}: {exc}"
+            kind = classify_failure(exc)
+            if kind == "transient" and may_retry(attempt):
+                delay = retry_delay(attempt)
+                finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
+                raise Retry(defer=delay) from exc
+            await _record_failure(pool, target, error, mark)
+            finish("failed", "error", error=error, failure=kind)
+            raise
+
+        summary = result.summary()
+        extra: dict[str, Any] = {
+            k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")
+        }
+        if result.outcome == "skipped":
+            extra["reason"] = "already published; a forced rebuild redoes it"
+        return finish(result.outcome, **extra)
+
+
+async def _record_failure(pool: Pool, month: Month, error: str, mark: int) -> None:
+    try:
+        async with pool.acquire() as conn:
+            await archive_store.record_export_failure(conn, str(month), error, after_id=mark)
+    except Exception as exc:  # the database is what failed; the log line still tells
+        log.warning("export_failure_not_recorded", error=str(exc))
+
+
+async def _mark_running(
+    ctx: dict[str, Any], job_id: str, attempt: int, candidates: int, limit: float
+) -> None:
+    now = utc_now()
+    info = RunningInfo(
+        job_id=job_id,
+        worker=worker_of(ctx),
+        started_at=now,
+        deadline=now + timedelta(seconds=limit),
+        candidates=candidates,
+        attempt=attempt,
+    )
+    await mark_running(redis_of(ctx), info)
+
+
+async def _clear_running(ctx: dict[str, Any], job_id: str) -> None:
+    try:
+        await clear_running(redis_of(ctx), job_id)
+    except REDIS_ERRORS as exc:  # it expires by itself; never hide the export's own outcome
+        log.warning("running_record_not_cleared", error=str(exc))
