@@ -1,0 +1,97 @@
+"""The public front end's factory: routes, middleware, and the resources opened and closed in
+``cleanup_ctx`` (the asyncpg pool unless one is given, the manifest cache and its LISTEN
+connection). Every public route is GET/HEAD only; nothing here can start or change an export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+
+from aiohttp import hdrs, web
+
+from services import downloads, health, manifest_api, pages
+from services.keys import MANIFEST, METRICS, POOL, SETTINGS
+from services.manifest_cache import ManifestCache
+from services.metrics import Metrics
+from services.middleware import add_common_headers, observe
+from services.openapi import build_document
+from services.ops import setup_ops
+from shared.archive_names import FILES_PATH
+from shared.db.pool import Pool, create_pool
+from shared.settings import Settings
+
+CleanupCtx = Callable[[web.Application], AsyncIterator[None]]
+
+MANIFEST_TTL_SECONDS = 60.0
+POOL_MAX_SIZE = 10
+
+
+def create_app(
+    settings: Settings, *, pool: Pool | None = None, manifest_ttl: float = MANIFEST_TTL_SECONDS
+) -> web.Application:
+    """The application; ``pool`` lets a caller (a test) share its own pool, which the app then
+    uses but does not close."""
+    app = web.Application(middlewares=[observe])
+    app[SETTINGS] = settings
+    app[METRICS] = Metrics()
+    app[pages.DATABASE_PAGE] = pages.DatabasePage()
+    app.on_response_prepare.append(add_common_headers)
+    app.cleanup_ctx.append(_database(pool))
+    app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
+    _routes(app)
+    setup_ops(app, settings)
+    return app
+
+
+def _routes(app: web.Application) -> None:
+    openapi = json.dumps(build_document()).encode()
+
+    async def openapi_json(request: web.Request) -> web.Response:
+        return web.Response(body=openapi, content_type="application/json", charset="utf-8")
+
+    r = app.router
+    r.add_get("/api/v1/database", manifest_api.manifest)
+    r.add_get("/api/v1/database/manifest.json", manifest_api.manifest)
+    # The checksum route first: "{file}.sha256" would otherwise be taken as a file name.
+    r.add_get(FILES_PATH + "{file}.sha256", downloads.checksum_file)
+    r.add_get(FILES_PATH + "{file}", downloads.archive_file)
+    r.add_get("/api/v1/openapi.json", openapi_json)
+    r.add_get("/database", pages.to_database_page)
+    r.add_get("/database/", pages.database_page)
+    r.add_get("/database/profile", pages.profile_page)
+    r.add_get("/healthz", health.healthz)
+    r.add_get("/readyz", health.readyz)
+    r.add_get("/metrics", health.metrics)
+    # One route table: aiohttp answers other methods with 405 and `Allow: GET,HEAD`.
+    assert all(route.method in (hdrs.METH_GET, hdrs.METH_HEAD) for route in r.routes())
+
+
+def _database(given: Pool | None) -> CleanupCtx:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        if given is not None:
+            app[POOL] = given
+            yield
+            return
+        pool = await create_pool(app[SETTINGS].database_url, min_size=1, max_size=POOL_MAX_SIZE)
+        app[POOL] = pool
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    return ctx
+
+
+def _manifest_cache(ttl: float) -> CleanupCtx:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        metrics = app[METRICS]
+        cache = ManifestCache(app[POOL], app[SETTINGS].database_url, ttl=ttl, metrics=metrics)
+        await cache.start()
+        app[MANIFEST] = cache
+        metrics.manifest_age.set_function(cache.age)
+        try:
+            yield
+        finally:
+            await cache.close()
+
+    return ctx

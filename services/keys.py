@@ -1,0 +1,23 @@
+"""Typed keys of the application's and the request's state."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from services.manifest_cache import ManifestCache
+from services.metrics import Metrics
+from shared.db.pool import Pool
+from shared.settings import Settings
+
+SETTINGS = web.AppKey("settings", Settings)
+POOL = web.AppKey("pool", Pool)
+MANIFEST = web.AppKey("manifest_cache", ManifestCache)
+METRICS = web.AppKey("metrics", Metrics)
+
+BODY_BYTES = web.ResponseKey("body_bytes", int)
+"""Body bytes a streamed response really wrote (the access log and the metrics read it)."""
+STREAMING = web.RequestKey("streaming", web.StreamResponse)
+"""The streamed response of a download, so the access log can account for it even when the
+handler is cancelled midway."""
+ABORTED = web.ResponseKey("aborted", str)
+"""Why a streamed body stopped short of its Content-Length (the access log reads it)."""

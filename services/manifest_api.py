@@ -1,0 +1,33 @@
+"""``GET|HEAD /api/v1/database`` (and ``/api/v1/database/manifest.json``): the cached manifest,
+gzip-coded when the client accepts it. Never touches the database."""
+
+from __future__ import annotations
+
+from aiohttp import hdrs, web
+
+from services.conditional import respond_bytes
+from services.keys import MANIFEST
+from shared.http_conditions import Representation, accepts_gzip
+
+MANIFEST_CACHING = "public, max-age=60"
+"""Short enough that a newly published month shows up within a minute or two of caches."""
+JSON = "application/json; charset=utf-8"
+CACHING: dict[str, str] = {hdrs.CACHE_CONTROL: MANIFEST_CACHING, hdrs.VARY: hdrs.ACCEPT_ENCODING}
+
+
+async def manifest(request: web.Request) -> web.Response:
+    snapshot = request.app[MANIFEST].snapshot
+    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
+    content: dict[str, str] = {hdrs.CONTENT_TYPE: JSON}
+    if accepts_gzip(", ".join(accept) if accept else None):
+        body, etag = snapshot.gzip_body, snapshot.gzip_etag
+        content[hdrs.CONTENT_ENCODING] = "gzip"
+    else:
+        body, etag = snapshot.body, snapshot.etag
+    return respond_bytes(
+        request,
+        body,
+        Representation(etag, len(body), ranges=False),
+        caching=CACHING,
+        content=content,
+    )

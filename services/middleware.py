@@ -1,0 +1,138 @@
+"""What every request goes through: a request id (an incoming ``X-Request-ID`` is honoured when
+it looks like one), errors turned into small JSON bodies, one canonical access log line, the
+request metrics, and the headers added just before any response goes out (CORS on the public
+API, ``X-Request-ID``, ``nosniff``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from http import HTTPStatus
+
+import structlog
+from aiohttp import hdrs, web
+from aiohttp.typedefs import Handler
+
+from services.errors import ApiError, ServiceUnavailable, from_archive_error
+from services.keys import ABORTED, BODY_BYTES, METRICS, STREAMING
+from services.manifest_cache import RELOAD_ERRORS
+from shared.errors import ArchiveError
+from shared.logs import get_logger
+
+log = get_logger("services.access")
+
+REQUEST_ID = web.RequestKey("request_id", str)
+CLIENT_CLOSED_REQUEST = 499
+"""Logged (never sent) when a handler is cancelled before it had a response: nginx's code."""
+_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+EXPOSED = (
+    "ETag, Content-Length, Content-Range, Content-Disposition, Accept-Ranges, Last-Modified, "
+    "X-Request-ID"
+)
+
+
+def request_id_from(header: str | None) -> str:
+    """The client's id when it is a plain token (logged and echoed, so nothing else), a fresh
+    one otherwise."""
+    if header is not None and _REQUEST_ID_RE.fullmatch(header):
+        return header
+    return uuid.uuid4().hex
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str]) -> web.Response:
+    body = json.dumps({"error": code, "message": message}).encode()
+    headers = {**headers, hdrs.CONTENT_TYPE: "application/json; charset=utf-8"}
+    return web.Response(status=status, body=body, headers=headers)
+
+
+def _from_http_exception(exc: web.HTTPException) -> web.Response:
+    phrase = HTTPStatus(exc.status).phrase
+    code = phrase.lower().replace(" ", "_").replace("-", "_")
+    keep = {k: v for k, v in exc.headers.items() if k in (hdrs.ALLOW, hdrs.LOCATION)}
+    message = {404: "no such resource", 405: "method not allowed here; see the Allow header"}
+    return error_response(exc.status, code, message.get(exc.status, phrase), keep)
+
+
+def route_of(request: web.Request) -> str:
+    """The matched route's template (bounded label values), or ``unmatched``."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else "unmatched"
+
+
+@web.middleware
+async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
+    request_id = request_id_from(request.headers.get("X-Request-ID"))
+    request[REQUEST_ID] = request_id
+    started = time.perf_counter()
+    with structlog.contextvars.bound_contextvars(request_id=request_id):
+        try:
+            response = await _answer(request, handler)
+        except asyncio.CancelledError:
+            # The client left (servers with handler_cancellation) or the server is stopping:
+            # still one access line, for the streamed response if there was one.
+            gone = request.get(STREAMING) or web.Response(status=CLIENT_CLOSED_REQUEST)
+            _account(request, gone, time.perf_counter() - started)
+            raise
+        _account(request, response, time.perf_counter() - started)
+    return response
+
+
+async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:  # a redirect raised by aiohttp: pass it on as a plain response
+            return web.Response(status=exc.status, headers=exc.headers)
+        return _from_http_exception(exc)
+    except ApiError as exc:
+        error = exc
+    except ArchiveError as exc:
+        log.error("request_failed", error=f"{type(exc).__name__}: {exc}")
+        error = from_archive_error(exc)
+    except RELOAD_ERRORS as exc:
+        log.error("request_database_error", error=f"{type(exc).__name__}: {exc}")
+        error = ServiceUnavailable(
+            "the archive database is unavailable; try again shortly", headers={"Retry-After": "5"}
+        )
+    except Exception:
+        log.exception("request_crashed")
+        error = ApiError("internal error")
+    return error_response(error.status, error.code, error.message, error.headers)
+
+
+def _account(request: web.Request, response: web.StreamResponse, duration: float) -> None:
+    route = route_of(request)
+    if BODY_BYTES in response:
+        sent = response[BODY_BYTES]
+    elif request.method == "HEAD" or response.status in (204, 304):
+        sent = 0
+    else:
+        sent = response.content_length or 0
+    metrics = request.app[METRICS]
+    metrics.requests.labels(route, request.method, str(response.status)).inc()
+    metrics.latency.labels(route).observe(duration)
+    metrics.bytes_served.labels(route).inc(sent)
+    fields: dict[str, object] = {
+        "method": request.method,
+        "route": route,
+        "path": request.path,
+        "status": response.status,
+        "bytes": sent,
+        "duration_ms": round(duration * 1000, 2),
+    }
+    if ABORTED in response:
+        fields["aborted"] = response[ABORTED]
+    log.info("http_request", **fields)
+
+
+async def add_common_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: runs for every response, streamed ones included."""
+    if REQUEST_ID in request:
+        response.headers["X-Request-ID"] = request[REQUEST_ID]
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if request.path.startswith("/api/"):
+        response.headers[hdrs.ACCESS_CONTROL_ALLOW_ORIGIN] = "*"
+        response.headers[hdrs.ACCESS_CONTROL_EXPOSE_HEADERS] = EXPOSED

@@ -1,0 +1,194 @@
+"""The OpenAPI 3.1 description of every public route, as data. A schemathesis test runs it
+against the live application, so it stays true."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, LICENSE, PROFILE, SCHEMA_VERSION
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+_MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}
+_JSON_ERROR = {"application/json": {"schema": _ERROR}}
+
+
+def _counts(keys: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": list(keys),
+        "properties": {k: {"type": "integer", "minimum": 0} for k in keys},
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    }
+
+
+_MONTH = {
+    "type": "object",
+    "required": [
+        "month", "games", "file", "downloadUrl", "checksumUrl", "bytes", "uncompressedBytes",
+        "sha256", "publishedAt", "candidateGames", "excludedGames", "exclusions", "results",
+    ],
+    "properties": {
+        "month": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"},
+        "games": {"type": "integer", "minimum": 0},
+        "file": {"type": ["string", "null"], "description": "null for a zero-game month"},
+        "downloadUrl": {"type": ["string", "null"]},
+        "checksumUrl": {"type": ["string", "null"]},
+        "bytes": {"type": "integer", "minimum": 0},
+        "uncompressedBytes": {"type": "integer", "minimum": 0},
+        "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "publishedAt": {"type": "string", "format": "date-time"},
+        "candidateGames": {"type": "integer", "minimum": 0},
+        "excludedGames": {"type": "integer", "minimum": 0},
+        "exclusions": _counts(ALL_REASONS),
+        "results": _counts(ALL_TERMINATIONS),
+    },
+}
+
+_MANIFEST = {
+    "type": "object",
+    "required": ["schemaVersion", "profile", "license", "scope", "totalGames", "months"],
+    "properties": {
+        "schemaVersion": {"const": SCHEMA_VERSION},
+        "profile": {"const": PROFILE},
+        "license": {"const": LICENSE},
+        "scope": {"type": "object"},
+        "totalGames": {"type": "integer", "minimum": 0},
+        "months": {"type": "array", "items": {"$ref": "#/components/schemas/Month"}},
+    },
+}
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "header",
+        "required": False,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+_CONDITIONAL = [
+    _header("If-None-Match", "Entity-tags (or *) the client holds: a match gives 304"),
+    _header("If-Modified-Since", "HTTP-date; ignored when If-None-Match is sent"),
+    _header("If-Match", "Entity-tags (or *): no strong match gives 412"),
+    _header("If-Unmodified-Since", "HTTP-date; ignored when If-Match is sent"),
+]
+_RANGE = [
+    _header("Range", "One byte range (bytes=first-last, first-, -suffix); GET only"),
+    _header("If-Range", "An entity-tag or HTTP-date: the Range counts only if it matches"),
+]
+_FILE_PARAM = {
+    "name": "file",
+    "in": "path",
+    "required": True,
+    "description": "gomoku-party-YYYY-MM-<16 hex digits>.sgf.gz, as listed in the manifest",
+    "schema": {"type": "string"},
+}
+_NOT_MODIFIED = {"description": "The client's copy is current", "headers": {}}
+_CACHE_HEADERS = {
+    "ETag": {"schema": {"type": "string"}, "required": True},
+    "Cache-Control": {"schema": {"type": "string"}, "required": True},
+}
+
+
+def _get_and_head(operation: dict[str, Any], op_id: str) -> dict[str, Any]:
+    head = {**operation, "operationId": f"head{op_id}", "summary": "Headers of " + op_id}
+    return {"get": {**operation, "operationId": f"get{op_id}"}, "head": head}
+
+
+def _manifest_operation() -> dict[str, Any]:
+    return {
+        "summary": "The archive manifest",
+        "parameters": [_header("Accept-Encoding", "gzip is used when accepted"), *_CONDITIONAL],
+        "responses": {
+            "200": {
+                "description": "Every published month, newest first",
+                "headers": _CACHE_HEADERS,
+                "content": {"application/json": {"schema": _MANIFEST_REF}},
+            },
+            "304": _NOT_MODIFIED,
+            "412": {"description": "If-Match did not match", "content": _JSON_ERROR},
+        },
+    }
+
+
+def _file_operation(summary: str, media: str) -> dict[str, Any]:
+    body: dict[str, Any] = {media: {}}
+    return {
+        "summary": summary,
+        "parameters": [_FILE_PARAM, *_CONDITIONAL, *_RANGE],
+        "responses": {
+            "200": {"description": "The whole file", "headers": _CACHE_HEADERS, "content": body},
+            "206": {"description": "The one requested range", "content": body},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No such published file", "content": _JSON_ERROR},
+            "412": {"description": "A precondition failed", "content": _JSON_ERROR},
+            "416": {"description": "The range is not satisfiable", "content": _JSON_ERROR},
+            "503": {"description": "The database is unavailable", "content": _JSON_ERROR},
+        },
+    }
+
+
+def _simple(
+    summary: str, op_id: str, media: str, codes: tuple[str, ...] = ("200",)
+) -> dict[str, Any]:
+    content: dict[str, Any] = {media: {}}
+    if media == "application/json":
+        content = {media: {"schema": {"type": "object"}}}
+    responses = {code: {"description": summary, "content": content} for code in codes}
+    return {"get": {"summary": summary, "operationId": op_id, "responses": responses}}
+
+
+def _page(summary: str, op_id: str) -> dict[str, Any]:
+    operation = {
+        "summary": summary,
+        "parameters": _CONDITIONAL[:2],
+        "responses": {
+            "200": {"description": summary, "content": {"text/html": {}}},
+            "304": _NOT_MODIFIED,
+        },
+    }
+    return _get_and_head(operation, op_id)
+
+
+def build_document() -> dict[str, Any]:
+    manifest = _get_and_head(_manifest_operation(), "Manifest")
+    alias = _get_and_head(_manifest_operation(), "ManifestAlias")
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Gomoku Party archive API",
+            "version": "1.0.0",
+            "description": "Public, read-only: monthly SGF archives of ranked freestyle games "
+            f"in the {PROFILE} profile, their manifest and checksums. CC0 1.0.",
+            "license": {"name": "CC0 1.0 Universal", "identifier": LICENSE},
+        },
+        "paths": {
+            "/api/v1/database": manifest,
+            "/api/v1/database/manifest.json": alias,
+            "/api/v1/database/files/{file}": _get_and_head(
+                _file_operation("An archive file (gzip)", "application/gzip"), "ArchiveFile"
+            ),
+            "/api/v1/database/files/{file}.sha256": _get_and_head(
+                _file_operation("An archive's checksum line", "text/plain"), "ChecksumFile"
+            ),
+            "/api/v1/openapi.json": _simple("OpenAPI document", "getOpenApi", "application/json"),
+            "/database/": _page("Public database page", "DatabasePage"),
+            "/database/profile": _page("Profile documentation page", "ProfilePage"),
+            "/healthz": _simple("Liveness", "getHealth", "application/json"),
+            "/readyz": _simple("Readiness", "getReady", "application/json", ("200", "503")),
+            "/metrics": _simple("Prometheus metrics", "getMetrics", "text/plain"),
+        },
+        "components": {
+            "schemas": {
+                "Manifest": _MANIFEST,
+                "Month": _MONTH,
+                "Error": {
+                    "type": "object",
+                    "required": ["error", "message"],
+                    "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
+                },
+            }
+        },
+    }

@@ -1,0 +1,70 @@
+"""Handlers of the public pages: ``/database/`` (from the cached manifest, re-rendered only when
+the manifest changes) and ``/database/profile`` (rendered once)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from aiohttp import hdrs, web
+
+from services.conditional import respond_bytes
+from services.keys import MANIFEST
+from services.manifest_cache import Snapshot
+from services.page_database import render_database_page
+from services.page_profile import render_profile_page
+from shared.http_conditions import EntityTag, Representation, strong_etag
+
+HTML = "text/html; charset=utf-8"
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+"""No scripts at all: the pages work without JavaScript, so they may forbid it."""
+_CONTENT: dict[str, str] = {hdrs.CONTENT_TYPE: HTML, "Content-Security-Policy": CSP}
+
+
+class DatabasePage:
+    """The last rendering, keyed by the manifest's ETag."""
+
+    def __init__(self) -> None:
+        self._key: EntityTag | None = None
+        self._body = b""
+        self._etag = strong_etag("none")
+
+    def for_snapshot(self, snapshot: Snapshot) -> tuple[bytes, EntityTag]:
+        if snapshot.etag != self._key:
+            self._body = render_database_page(snapshot.document)
+            self._etag = strong_etag(hashlib.sha256(self._body).hexdigest()[:32] + "-html")
+            self._key = snapshot.etag
+        return self._body, self._etag
+
+
+DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
+
+
+async def database_page(request: web.Request) -> web.Response:
+    body, etag = request.app[DATABASE_PAGE].for_snapshot(request.app[MANIFEST].snapshot)
+    return respond_bytes(
+        request,
+        body,
+        Representation(etag, len(body), ranges=False),
+        caching={hdrs.CACHE_CONTROL: "public, max-age=60"},
+        content=_CONTENT,
+    )
+
+
+async def profile_page(request: web.Request) -> web.Response:
+    body = render_profile_page()
+    etag = strong_etag(hashlib.sha256(body).hexdigest()[:32] + "-html")
+    return respond_bytes(
+        request,
+        body,
+        Representation(etag, len(body), ranges=False),
+        caching={hdrs.CACHE_CONTROL: "public, max-age=3600"},
+        content=_CONTENT,
+    )
+
+
+async def to_database_page(request: web.Request) -> web.Response:
+    """``/database`` → ``/database/``, the address the archives' SO property names."""
+    return web.Response(status=301, headers={hdrs.LOCATION: "/database/"})

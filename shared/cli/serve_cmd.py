@@ -1,0 +1,60 @@
+"""``gomoku-archive serve``: the public HTTP API and pages (aiohttp), until SIGINT or SIGTERM,
+which finish in-flight requests (up to a timeout) before closing the pool."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from shared.cli.runtime import load_settings
+from shared.errors import ArchiveError
+from shared.logs import get_logger
+
+SHUTDOWN_TIMEOUT_SECONDS = 30.0
+"""How long running downloads may continue after a stop signal before they are cut."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("serve", help="serve the public API and database pages")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8080, help="TCP port (default 8080)")
+    p.set_defaults(run=cmd_serve)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0..65535, got {port}")
+    return port
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from services.app import create_app  # the CLI is the composition root
+
+    settings = load_settings(log_to_stdout=True)
+    log = get_logger("shared.cli.serve")
+
+    def announce(message: str) -> None:
+        log.info("serve_listening", host=args.host, port=args.port)
+
+    try:
+        web.run_app(
+            create_app(settings),
+            host=args.host,
+            port=args.port,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS,
+            access_log=None,  # services.middleware writes the one line per request
+            print=announce,
+        )
+    except OSError as exc:
+        # Database failures at start-up arrive as DatabaseUnavailable (create_pool and the
+        # manifest cache translate them); a bare OSError here is the listening socket's.
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ArchiveError(f"cannot listen on {args.host}:{args.port}: {reason}") from exc
+    log.info("serve_stopped")
+    return 0

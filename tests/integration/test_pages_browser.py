@@ -1,0 +1,197 @@
+"""The public pages in a real headless Chromium (Debian's, driven by Playwright): the table
+matches the manifest, the links download the real files, the details and the chart are there,
+the page works without JavaScript and fits a phone. Screenshots go to tests/artifacts/."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, ViewportSize, async_playwright
+
+from shared.db.pool import Pool
+from shared.game import Reason, Termination
+from shared.months import Month
+from shared.profile import ROOT_PROPERTIES
+from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month, serving
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 900}
+
+
+@pytest.fixture
+async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
+    await publish_demo_month(pool, Month(2026, 8), 80, seed=1)
+    await publish_demo_month(pool, Month(2026, 9), 0)
+    await publish_demo_month(pool, Month(2026, 10), 45, seed=2)
+    async with serving(db_dsn, pool) as client:
+        yield client
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+async def manifest_of(api: Client) -> dict[str, Any]:
+    document: dict[str, Any] = await (await api.get("/api/v1/database")).json()
+    return document
+
+
+async def screenshot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    await page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+
+
+async def test_the_table_matches_the_manifest_and_links_download(
+    api: Client, browser: Browser, tmp_path: Path
+) -> None:
+    manifest = await manifest_of(api)
+    context = await browser.new_context(
+        accept_downloads=True, viewport=DESKTOP
+    )
+    try:
+        page = await context.new_page()
+        response = await page.goto(str(api.make_url("/database/")))
+        assert response is not None and response.status == 200
+        assert await page.title() == "Gomoku Party open database"
+        assert await page.text_content("#total-games") == f"{manifest['totalGames']:,}"
+
+        rows = page.locator("#archives tr.month")
+        assert await rows.count() == len(manifest["months"]) == 3
+        for i, month in enumerate(manifest["months"]):  # newest first, like the manifest
+            row = rows.nth(i)
+            cells = row.locator("th, td")
+            assert await cells.nth(0).inner_text() == month["month"]
+            assert await cells.nth(1).inner_text() == f"{month['games']:,}"
+            if month["file"] is None:
+                assert await row.locator("a").count() == 0
+                continue
+            link = row.locator("a.download")
+            assert await link.get_attribute("href") == month["downloadUrl"]
+            assert await link.inner_text() == month["file"]
+            assert await row.locator("a.checksum").get_attribute("href") == month["checksumUrl"]
+            assert month["sha256"].startswith(
+                (await cells.nth(5).inner_text()).rstrip("…")
+            )
+            assert await row.locator("time").get_attribute("datetime") == month["publishedAt"]
+
+        # Exclusions and results are one click away, natively (<details>, no script).
+        details = page.locator('tr.details[data-month="2026-08"] details')
+        exclusions = details.locator("ul").first
+        assert not await exclusions.is_visible()
+        await details.locator("summary").click()
+        assert await exclusions.is_visible()
+        august = next(m for m in manifest["months"] if m["month"] == "2026-08")
+        text = await exclusions.inner_text()
+        for reason, count in august["exclusions"].items():
+            assert f"{reason}: {count:,}" in text
+
+        bars = page.locator("svg.chart rect.bar")
+        assert await bars.count() == 3
+        assert "2026-08: 80 games" in (await bars.nth(0).text_content() or "")
+
+        # The download link gives the real file under its own name; the checksum verifies it.
+        newest = manifest["months"][0]
+        async with page.expect_download() as info:
+            await page.locator("#archives tr.month").first.locator("a.download").click()
+        download = await info.value
+        assert download.suggested_filename == newest["file"]
+        saved = tmp_path / download.suggested_filename
+        await download.save_as(str(saved))
+        assert hashlib.sha256(saved.read_bytes()).hexdigest() == newest["sha256"]
+
+        await screenshot(page, "database-desktop.png")
+
+        await page.goto(str(api.make_url(newest["checksumUrl"])))
+        body = (await page.locator("body").inner_text()).strip()
+        assert body == f"{newest['sha256']}  {newest['file']}"
+    finally:
+        await context.close()
+
+
+async def test_the_page_works_without_javascript_and_on_a_phone(
+    api: Client, browser: Browser
+) -> None:
+    manifest = await manifest_of(api)
+    context = await browser.new_context(
+        java_script_enabled=False, viewport=PHONE, is_mobile=True, device_scale_factor=2
+    )
+    try:
+        page = await context.new_page()
+        await page.goto(str(api.make_url("/database/")))
+        assert await page.locator("#archives tr.month").count() == len(manifest["months"])
+        assert await page.locator("#sample-line").is_visible()
+        assert "sha256sum -c" in await page.locator("#verify + p + pre").inner_text()
+        await screenshot(page, "database-phone.png")
+    finally:
+        await context.close()
+    # Measure the layout (the test's own script, not the page's): nothing is wider than the
+    # phone, the archives table included (long file names wrap).
+    context = await browser.new_context(viewport=PHONE, is_mobile=True)
+    try:
+        page = await context.new_page()
+        await page.goto(str(api.make_url("/database/")))
+        page_width, table_width, viewport = await page.evaluate(
+            "() => [document.documentElement.scrollWidth,"
+            " document.querySelector('#archives').scrollWidth, window.innerWidth]"
+        )
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        await page.locator("#archives").screenshot(path=str(ARTIFACTS / "archives-phone.png"))
+        assert page_width <= viewport
+        assert table_width <= viewport
+    finally:
+        await context.close()
+
+
+async def test_the_profile_page_documents_everything(api: Client, browser: Browser) -> None:
+    context = await browser.new_context(
+        java_script_enabled=False, viewport=DESKTOP
+    )
+    try:
+        page = await context.new_page()
+        response = await page.goto(str(api.make_url("/database/profile")))
+        assert response is not None and response.status == 200
+        standard = page.locator("#properties-table tbody tr")
+        extensions = page.locator("#extensions-table tbody tr")
+        assert await standard.count() + await extensions.count() == len(ROOT_PROPERTIES)
+        for prop in ROOT_PROPERTIES:
+            table = "#extensions-table" if prop.extension else "#properties-table"
+            row = page.locator(f"{table} tbody tr", has=page.locator(f"#prop-{prop.ident}"))
+            assert await row.count() == 1, prop.ident
+            assert prop.meaning in await row.inner_text()
+        extension_ids = {p.ident for p in ROOT_PROPERTIES if p.extension}
+        assert {"XRT", "XTC", "XST", "XET", "XER"} <= extension_ids
+        first_cells = "tbody tr td:first-child"
+        terminations = await page.locator(f"#terminations-table {first_cells}").all_inner_texts()
+        assert terminations == [t.value for t in Termination]
+        reasons = await page.locator(f"#reasons-table {first_cells}").all_inner_texts()
+        assert reasons == [r.value for r in Reason]
+        assert await page.locator("svg.board circle").count() == 3
+        assert (await page.locator("#example-line").inner_text()).endswith(";B[hh];W[ih];B[ii])")
+        await screenshot(page, "profile-desktop.png")
+        await page.set_viewport_size(PHONE)
+        await screenshot(page, "profile-phone.png")
+    finally:
+        await context.close()

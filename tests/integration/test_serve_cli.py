@@ -1,0 +1,113 @@
+"""``gomoku-archive serve`` as an operator runs it: a subprocess, real sockets, JSON access
+logs on stdout, one clear line when it cannot start, and a graceful stop on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import aiohttp
+import pytest
+
+from shared.db.pool import Pool
+from tests.integration.api_support import (
+    ROOT,
+    ServerProcess,
+    free_port,
+    publish_bytes,
+    random_bytes,
+)
+
+MIB = 1024 * 1024
+
+
+def serve(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", "serve", *args],
+        env={**os.environ, "DATABASE_URL": database_url, "LOG_FORMAT": "json"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_database_that_is_down_is_one_line_and_exit_3() -> None:
+    port = free_port()  # nothing listens there
+    result = serve(f"postgresql://postgres@127.0.0.1:{port}/x", "--port", str(free_port()))
+    assert result.returncode == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gomoku-archive: error: cannot use the database at ")
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_an_unmigrated_database_says_so(pg_dsn: str) -> None:
+    result = serve(pg_dsn, "--port", str(free_port()))
+    assert result.returncode == 1
+    assert "run `gomoku-archive migrate` first" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_port_in_use_is_one_line(db_dsn: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = serve(db_dsn, "--port", str(port))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"gomoku-archive: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+
+
+def test_bad_port_arguments_are_refused() -> None:
+    result = serve("postgresql://postgres@127.0.0.1:1/x", "--port", "70000")
+    assert result.returncode == 2
+    assert "port must be 0..65535" in result.stderr
+
+
+async def test_serves_logs_json_lines_and_stops_gracefully(db_dsn: str, pool: Pool) -> None:
+    data = random_bytes(24 * MIB, seed=8)
+    row = await publish_bytes(pool, "2026-08", data)
+    assert row.file_name is not None
+    server = ServerProcess(db_dsn)
+    await asyncio.to_thread(server.start)
+    try:
+        url = f"{server.base}/api/v1/database/files/{row.file_name}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(
+                f"{server.base}/api/v1/database", headers={"X-Request-ID": "cli-test-1"}
+            ) as response:
+                assert response.status == 200
+            digest = hashlib.sha256()
+            async with session.get(url, headers={"X-Request-ID": "cli-test-2"}) as response:
+                assert response.status == 200
+                async for block in response.content.iter_chunked(64 * 1024):
+                    digest.update(block)
+                    if response.content.total_bytes > MIB and not server.signalled:
+                        server.terminate()  # stop mid-download: the download still completes
+                    if server.signalled:
+                        await asyncio.sleep(0.002)  # slowly, so the shutdown waits for it
+            with pytest.raises(aiohttp.ClientConnectionError):  # no new connections meanwhile
+                await session.get(f"{server.base}/healthz")
+        assert digest.hexdigest() == row.sha256
+    finally:
+        code = await asyncio.to_thread(server.stop)
+    assert code == 0, server.output.decode()[-3000:]
+    events = [json.loads(line) for line in server.output.splitlines() if line.startswith(b"{")]
+    assert len(events) == len(server.output.splitlines()), "every stdout line is JSON"
+    access = {e["request_id"]: e for e in events if e["event"] == "http_request"}
+    manifest, download = access["cli-test-1"], access["cli-test-2"]
+    assert manifest["route"] == "/api/v1/database"
+    assert manifest["status"] == 200 and manifest["method"] == "GET"
+    assert download["route"] == "/api/v1/database/files/{file}"
+    assert download["bytes"] == len(data) and download["status"] == 200
+    assert "aborted" not in download
+    assert isinstance(download["duration_ms"], float)
+    assert {"serve_listening", "serve_stopped"} <= {e["event"] for e in events}

@@ -1,0 +1,22 @@
+"""Incoming X-Request-ID values: honoured when they are plain tokens, replaced otherwise."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.middleware import request_id_from
+
+
+@pytest.mark.parametrize("value", ["abc", "trace-1.2:3_x", "A" * 128, "0f" * 16])
+def test_plain_ids_are_kept(value: str) -> None:
+    assert request_id_from(value) == value
+
+
+@pytest.mark.parametrize(
+    "value", [None, "", "A" * 129, "a b", "x\ny", "<script>", "é", "a/b", '"quoted"']
+)
+def test_anything_else_gets_a_fresh_id(value: str | None) -> None:
+    made = request_id_from(value)
+    assert made != value
+    assert len(made) == 32
+    assert int(made, 16) >= 0
