@@ -48,7 +48,10 @@ def test_a_100000_deep_tree_writes_and_reads_back() -> None:
     assert write_collection(trees) == text + "\n"
 
 
-identifiers = st.from_regex(r"[A-Z][A-Za-z]{0,3}", fullmatch=True)
+# CA is left out: a generated charset would change how the bytes read back (tested elsewhere).
+identifiers = st.from_regex(r"[A-Z][A-Za-z]{0,3}", fullmatch=True).filter(
+    lambda ident: "".join(c for c in ident if c.isupper()) != "CA"
+)
 values = st.text(max_size=12) | st.sampled_from(["", "]", "\\", "\\\n", "a\r\nb", "\u68cb", "é]"])
 properties = st.builds(Property, identifiers, st.lists(values, min_size=1, max_size=3).map(tuple))
 nodes = st.builds(Node, st.lists(properties, max_size=3).map(tuple))
