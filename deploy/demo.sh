@@ -85,14 +85,18 @@ log "6/7 HTTP caching: a conditional request and a range request"
 first_url="$("$PY" -c 'import json,sys; print(next(m["downloadUrl"] for m in json.load(open(sys.argv[1]))["months"] if m["file"]))' "$WORK/manifest.json")"
 etag="$(curl -fsI "$BASE$first_url" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')"
 echo "If-None-Match: $etag  ->  $(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$BASE$first_url")"
-echo "Range: bytes=262100-262200  ->  $(curl -s -o /dev/null -w '%{http_code} %{size_download} bytes' -H 'Range: bytes=262100-262200' "$BASE$first_url")"
+echo "Range: bytes=1000-1999  ->  $(curl -s -o /dev/null -w '%{http_code}, %{size_download} bytes' -H 'Range: bytes=1000-1999' "$BASE$first_url")"
 
 log "7/7 the manifest"
-"$PY" -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-print(f"{d[\"totalGames\"]} games in {len(d[\"months\"])} months, profile {d[\"profile\"]}, license {d[\"license\"]}")
-for m in d["months"]:
-    print(f"  {m[\"month\"]}  {m[\"games\"]:>6} games  {m[\"excludedGames\"]:>4} excluded  {m[\"file\"] or \"(no games, no file)\"}")' "$WORK/manifest.json"
+"$PY" - "$WORK/manifest.json" <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+print(f"{doc['totalGames']} games in {len(doc['months'])} months, "
+      f"profile {doc['profile']}, license {doc['license']}")
+for m in doc["months"]:
+    file = m["file"] or "(no games, no file)"
+    print(f"  {m['month']}  {m['games']:>6} games  {m['excludedGames']:>4} excluded  {file}")
+PYEOF
 
 echo
 echo "Public page:        $BASE/database/"
