@@ -306,3 +306,39 @@ async def test_export_uses_the_documented_index(pool: Pool) -> None:
             )
         )
     assert "games_export_order" in plan and "Sort" not in plan, plan
+
+
+async def test_export_needs_only_select_on_the_games_table(pg_dsn: str) -> None:
+    """The game server owns its table; this service's role may only read it."""
+    import asyncpg
+
+    from shared.db.migrate import migrate
+    from shared.db.pool import connect, create_pool
+
+    role = "gpa_reader_" + uuid.uuid4().hex[:8]
+    admin = await connect(pg_dsn)
+    await admin.execute(f"CREATE ROLE {role} LOGIN")
+    try:
+        await admin.execute("CREATE SCHEMA game_server")
+        await source.create_reference_table(admin, "game_server.games")
+        await source.insert_games(
+            admin, "game_server.games", [game_row(finished_at=utc(2026, 8, 5))]
+        )
+        await admin.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+        await admin.execute(f"GRANT USAGE ON SCHEMA game_server TO {role}")
+        await admin.execute(f"GRANT SELECT ON game_server.games TO {role}")
+        pool = await create_pool(pg_dsn.replace("postgres@", f"{role}@", 1), max_size=3)
+        try:
+            async with pool.acquire() as conn:
+                await migrate(conn)
+                with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                    await conn.execute("DELETE FROM game_server.games")
+            result = await export_month(pool, table="game_server.games", month=AUG)
+            assert result.outcome == "published"
+            assert result.archive is not None and result.archive.games == 1
+        finally:
+            await pool.close()
+    finally:
+        await admin.execute(f"DROP OWNED BY {role}")
+        await admin.execute(f"DROP ROLE {role}")
+        await admin.close()
