@@ -17,7 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from shared.cli.runtime import database, load_settings, print_json, run
+from shared.cli.runtime import database, load_settings, month_arg, print_json, run
 from shared.db import archive_store, source
 from shared.db.migrate import migrate
 from shared.demo_games import generate_months
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     p = subparsers.add_parser("export", help="build and publish month archives")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--month", type=_month_arg, help="one closed month, YYYY-MM")
+    which.add_argument("--month", type=month_arg, help="one closed month, YYYY-MM")
     which.add_argument(
         "--missing", action="store_true", help="every closed month not yet published"
     )
@@ -46,18 +46,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(run=cmd_manifest)
 
     p = subparsers.add_parser("seed-demo", help="fill the source table with realistic demo games")
-    p.add_argument("--from", dest="first", type=_month_arg, required=True, metavar="YYYY-MM")
-    p.add_argument("--to", dest="last", type=_month_arg, required=True, metavar="YYYY-MM")
+    p.add_argument("--from", dest="first", type=month_arg, required=True, metavar="YYYY-MM")
+    p.add_argument("--to", dest="last", type=month_arg, required=True, metavar="YYYY-MM")
     p.add_argument("--games-per-month", type=int, required=True, metavar="N")
     p.add_argument("--seed", type=int, default=2026)
     p.set_defaults(run=cmd_seed_demo)
-
-
-def _month_arg(text: str) -> Month:
-    try:
-        return Month.parse(text)
-    except InvalidMonth as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:

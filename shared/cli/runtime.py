@@ -3,6 +3,7 @@ turning database errors into the project's error types with a clear sentence."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -13,8 +14,9 @@ from typing import Any, TypeVar
 import asyncpg
 
 from shared.db.pool import CONNECTION_ERRORS, Pool, create_pool
-from shared.errors import ArchiveError, DatabaseUnavailable
+from shared.errors import ArchiveError, DatabaseUnavailable, InvalidMonth
 from shared.logs import configure_logging
+from shared.months import Month
 from shared.settings import Settings
 
 T = TypeVar("T")
@@ -30,6 +32,14 @@ def load_settings(*, log_to_stdout: bool = False) -> Settings:
         stream=sys.stdout if log_to_stdout else sys.stderr,
     )
     return settings
+
+
+def month_arg(text: str) -> Month:
+    """argparse type for ``--month YYYY-MM``: a bad value is a usage error, not a traceback."""
+    try:
+        return Month.parse(text)
+    except InvalidMonth as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

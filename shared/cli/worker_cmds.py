@@ -13,7 +13,7 @@ import redis.exceptions
 from rich.console import Console
 from rich.table import Table
 
-from shared.cli.runtime import database, load_settings, print_json, run
+from shared.cli.runtime import database, load_settings, month_arg, print_json, run
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
 from shared.job_queue import (
     enqueue_forced_export,
@@ -21,7 +21,6 @@ from shared.job_queue import (
     read_month_statuses,
     read_snapshot_within,
 )
-from shared.months import Month
 from shared.ops_view import (
     MonthStatus,
     QueueSnapshot,
@@ -68,15 +67,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(run=cmd_jobs)
 
     p = subparsers.add_parser("rebuild", help="queue a forced export of a closed month")
-    p.add_argument("--month", type=_month_arg, required=True, metavar="YYYY-MM")
+    p.add_argument("--month", type=month_arg, required=True, metavar="YYYY-MM")
     p.set_defaults(run=cmd_rebuild)
-
-
-def _month_arg(text: str) -> Month:
-    try:
-        return Month.parse(text)
-    except InvalidMonth as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # --- worker -----------------------------------------------------------------------------------

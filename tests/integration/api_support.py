@@ -158,8 +158,16 @@ class ServerProcess:
 
     def start(self, *, timeout: float = 20.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "shared.cli.main",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
             env=self._env,
             cwd=ROOT,
             stdout=self._log,

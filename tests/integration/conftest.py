@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 
 import asyncpg
 import pytest
 import redis
+from playwright.async_api import Browser, async_playwright
 
 from shared.db.migrate import migrate
 from shared.db.pool import Pool, create_pool
@@ -19,6 +21,16 @@ from shared.settings import Settings
 
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_BASE = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+CHROMIUM = "/usr/bin/chromium"
+# Flags for a closed network: no background fetches, no component updates, no sync.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # Test databases are named with this prefix; a crashed run's leftovers are dropped at start.
 DB_PREFIX = "gpa_test_"
 
@@ -67,11 +79,9 @@ async def pool(db_dsn: str) -> AsyncIterator[Pool]:
         await pool.close()
 
 
-@pytest.fixture
-def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A Redis database number of this test's own (tests run one at a time), flushed around it."""
-    number = 1 + (sum(request.node.nodeid.encode()) % 15)
-    url = f"{REDIS_BASE}/{number}"
+@contextmanager
+def flushed_redis(url: str) -> Iterator[str]:
+    """A Redis database emptied before and after use."""
     client = redis.Redis.from_url(url)
     client.flushdb()
     try:
@@ -79,6 +89,25 @@ def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
     finally:
         client.flushdb()
         client.close()
+
+
+@pytest.fixture
+def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A Redis database number of this test's own (tests run one at a time), flushed around it."""
+    number = 1 + (sum(request.node.nodeid.encode()) % 15)
+    with flushed_redis(f"{REDIS_BASE}/{number}") as url:
+        yield url
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright (which never downloads a browser)."""
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
 
 
 @pytest.fixture

@@ -194,9 +194,7 @@ async def test_a_range_starts_at_its_own_chunk(
     at seq = start // CHUNK_SIZE and never reads the file from its beginning."""
     row = published.blob
     async with pool.acquire() as conn:
-        await conn.execute(
-            "DELETE FROM archive_chunks WHERE archive_id = $1 AND seq < 2", row.id
-        )
+        await conn.execute("DELETE FROM archive_chunks WHERE archive_id = $1 AND seq < 2", row.id)
     start = 2 * CHUNK_SIZE + 777
     response = await api.get(url_of(row), headers={"Range": f"bytes={start}-"})
     assert response.status == 206
@@ -299,8 +297,12 @@ async def test_curl_and_sha256sum_verify_a_download(
         code, _, err = await curl("-f", "-o", str(target), str(api.make_url(url_of(row) + suffix)))
         assert code == 0, err
     check = await asyncio.create_subprocess_exec(
-        "sha256sum", "-c", row.file_name + ".sha256",
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        "sha256sum",
+        "-c",
+        row.file_name + ".sha256",
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     out, _ = await check.communicate()
     assert check.returncode == 0, out

@@ -165,8 +165,7 @@ async def test_while_postgresql_refuses_connections(
         database = await conn.fetchval("SELECT current_database()")
     await admin(
         f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false',
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
-        f"'{database}'",
+        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}'",
     )
     await asyncio.sleep(0.2)
     try:

@@ -142,8 +142,15 @@ async def test_chunks_missing_midway_abort_the_connection(
         await response.read()
     # curl sees it too: exit 18, "transfer closed with outstanding read data remaining".
     proc = await asyncio.create_subprocess_exec(
-        "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
-        str(api.make_url(big.path)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        "curl",
+        "-sS",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{size_download}",
+        str(api.make_url(big.path)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 18, err

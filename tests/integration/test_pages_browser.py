@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, ViewportSize, async_playwright
+from playwright.async_api import Browser, Page, ViewportSize
 
 from shared.db.pool import Pool
 from shared.game import Reason, Termination
@@ -20,15 +20,6 @@ from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month,
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PHONE: ViewportSize = {"width": 390, "height": 844}
 DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 
@@ -40,16 +31,6 @@ async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
     await publish_demo_month(pool, Month(2026, 10), 45, seed=2)
     async with serving(db_dsn, pool) as client:
         yield client
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
 
 
 async def manifest_of(api: Client) -> dict[str, Any]:
@@ -68,9 +49,7 @@ async def test_the_table_matches_the_manifest_and_links_download(
     api: Client, browser: Browser, tmp_path: Path
 ) -> None:
     manifest = await manifest_of(api)
-    context = await browser.new_context(
-        accept_downloads=True, viewport=DESKTOP
-    )
+    context = await browser.new_context(accept_downloads=True, viewport=DESKTOP)
     try:
         page = await context.new_page()
         response = await page.goto(str(api.make_url("/database/")))
@@ -92,9 +71,7 @@ async def test_the_table_matches_the_manifest_and_links_download(
             assert await link.get_attribute("href") == month["downloadUrl"]
             assert await link.inner_text() == month["file"]
             assert await row.locator("a.checksum").get_attribute("href") == month["checksumUrl"]
-            assert month["sha256"].startswith(
-                (await cells.nth(5).inner_text()).rstrip("…")
-            )
+            assert month["sha256"].startswith((await cells.nth(5).inner_text()).rstrip("…"))
             assert await row.locator("time").get_attribute("datetime") == month["publishedAt"]
 
         # Exclusions and results are one click away, natively (<details>, no script).
@@ -166,9 +143,7 @@ async def test_the_page_works_without_javascript_and_on_a_phone(
 
 
 async def test_the_profile_page_documents_everything(api: Client, browser: Browser) -> None:
-    context = await browser.new_context(
-        java_script_enabled=False, viewport=DESKTOP
-    )
+    context = await browser.new_context(java_script_enabled=False, viewport=DESKTOP)
     try:
         page = await context.new_page()
         response = await page.goto(str(api.make_url("/database/profile")))

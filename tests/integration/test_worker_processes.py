@@ -10,10 +10,10 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-import redis
 
 from shared.job_queue import connect, read_snapshot
 from shared.months import Month
+from tests.integration.conftest import flushed_redis
 from tests.integration.worker_support import (
     WorkerProcess,
     archive_states,
@@ -36,14 +36,8 @@ DEMO_GAMES = 1000
 def other_redis_url(redis_url: str) -> Iterator[str]:
     """A second Redis database number: for arq, a separate Redis that shares nothing."""
     base, number = redis_url.rsplit("/", 1)
-    url = f"{base}/{int(number) % 15 + 1}"
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    try:
+    with flushed_redis(f"{base}/{int(number) % 15 + 1}") as url:
         yield url
-    finally:
-        client.flushdb()
-        client.close()
 
 
 async def published_months(dsn: str) -> list[str]:
