@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from datetime import UTC, datetime
@@ -82,6 +83,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.month is not None:
         _check_month(settings, args.month, now)
     tty = sys.stdout.isatty()
+    if tty:  # the bar and the one human line per month say what the export's log lines would
+        logging.getLogger("shared.export").setLevel(logging.WARNING)
 
     async def main() -> list[ExportResult]:
         async with database(settings, max_size=3) as pool:

@@ -31,7 +31,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-# Test databases are named with this prefix; a crashed run's leftovers are dropped at start.
+# Test databases are named with this prefix, so leftovers of a killed run are easy to find.
 DB_PREFIX = "gpa_test_"
 
 
