@@ -13,6 +13,11 @@ ensure_venv() {
     local stamp="$VENV/.installed" want
     want="$(cat "$ROOT/pyproject.toml" "$ROOT/deploy/constraints.txt" | sha256sum | cut -c1-64)"
     if [ ! -x "$VENV/bin/python" ]; then
+        python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+            || { echo "Python 3.11 or newer is needed as python3" >&2; exit 1; }
+        # Debian's python3 leaves venv's pip bootstrap to a separate package.
+        python3 -c 'import ensurepip, venv' 2>/dev/null \
+            || apt_install "python3-venv"
         log "creating virtualenv in .venv"
         python3 -m venv "$VENV"
     fi
