@@ -3,6 +3,7 @@ the manifest changes) and ``/database/profile`` (rendered once)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from aiohttp import hdrs, web
@@ -53,9 +54,15 @@ async def database_page(request: web.Request) -> web.Response:
     )
 
 
-async def profile_page(request: web.Request) -> web.Response:
+@functools.cache
+def _profile_page() -> tuple[bytes, EntityTag]:
+    """The profile page and its ETag: built from constants, so once per process."""
     body = render_profile_page()
-    etag = strong_etag(hashlib.sha256(body).hexdigest()[:32] + "-html")
+    return body, strong_etag(hashlib.sha256(body).hexdigest()[:32] + "-html")
+
+
+async def profile_page(request: web.Request) -> web.Response:
+    body, etag = _profile_page()
     return respond_bytes(
         request,
         body,
