@@ -1,9 +1,16 @@
 """Integration fixtures: each test gets its own PostgreSQL database (created and dropped on the
-machine's real server) and its own Redis database number, flushed before and after."""
+machine's real server) and its own database number on a Redis server that the test run starts
+for itself on a private loopback port, so no Redis that other programs use (a running demo,
+another project) is ever flushed."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -20,7 +27,7 @@ from shared.months import Month
 from shared.settings import Settings
 
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_BASE = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+REDIS_SERVER = os.environ.get("TEST_REDIS_SERVER", "redis-server")
 CHROMIUM = "/usr/bin/chromium"
 # Flags for a closed network: no background fetches, no component updates, no sync.
 CHROMIUM_ARGS = [
@@ -79,6 +86,65 @@ async def pool(db_dsn: str) -> AsyncIterator[Pool]:
         await pool.close()
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@contextmanager
+def private_redis() -> Iterator[str]:
+    """A ``redis-server`` of the caller's own on a free loopback port, keeping nothing on disk;
+    yields its base URL (``redis://127.0.0.1:PORT``) and stops it afterwards."""
+    binary = shutil.which(REDIS_SERVER)
+    if binary is None:
+        raise RuntimeError(f"{REDIS_SERVER} is not installed (set TEST_REDIS_SERVER)")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="gpa-test-redis-") as workdir:
+        proc = subprocess.Popen(
+            [
+                binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                workdir,
+                "--databases",
+                "16",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            client = redis.Redis(host="127.0.0.1", port=port)
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    client.ping()
+                    break
+                except redis.exceptions.ConnectionError:
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise
+                    time.sleep(0.02)
+            client.close()
+            yield f"redis://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def redis_base() -> Iterator[str]:
+    """The test run's own Redis server (``TEST_REDIS_SERVER`` names the binary)."""
+    with private_redis() as base:
+        yield base
+
+
 @contextmanager
 def flushed_redis(url: str) -> Iterator[str]:
     """A Redis database emptied before and after use."""
@@ -92,10 +158,11 @@ def flushed_redis(url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A Redis database number of this test's own (tests run one at a time), flushed around it."""
+def redis_url(request: pytest.FixtureRequest, redis_base: str) -> Iterator[str]:
+    """A database number of this test's own on the run's private Redis (tests run one at a
+    time), flushed around it."""
     number = 1 + (sum(request.node.nodeid.encode()) % 15)
-    with flushed_redis(f"{REDIS_BASE}/{number}") as url:
+    with flushed_redis(f"{redis_base}/{number}") as url:
         yield url
 
 
