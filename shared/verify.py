@@ -6,8 +6,8 @@
 * the companion checksum file (``<64 hex>  <file name>\\n``) and, when the file name follows
   ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``, that the 16 hex are the SHA-256's first 16 and that
   every game finished (XET) inside that month;
-* the gzip framing: magic, CM 8, MTIME 0, no FEXTRA/FNAME/FCOMMENT, valid deflate, CRC-32 and
-  ISIZE, exactly one member and nothing after it;
+* the gzip framing: the header bytes the profile fixes (magic, CM 8, no flag, MTIME 0, XFL 0,
+  OS 255), valid deflate, CRC-32 and ISIZE, exactly one member and nothing after it;
 * the text: UTF-8 without a byte-order mark, one game tree per LF-terminated line (no CR, no
   blank line, nothing around the tree);
 * each game: the profile's root properties present, in order and well formed (see
@@ -32,6 +32,7 @@ import zlib
 from array import array
 
 from shared.archive_names import ARCHIVE_NAME_PREFIX, ARCHIVE_SUFFIX, NAME_HASH_LENGTH
+from shared.archive_stream import GZIP_HEADER
 from shared.errors import InvalidMonth
 from shared.game import Termination
 from shared.months import Month
@@ -46,7 +47,14 @@ MAX_LISTED = 20
 _OUTPUT_BLOCK = 256 * 1024
 _MAX_HEADER_BYTES = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
-_FEXTRA, _FNAME, _FCOMMENT, _FRESERVED = 0x04, 0x08, 0x10, 0xE0
+_FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT, _FRESERVED = 0x01, 0x02, 0x04, 0x08, 0x10, 0xE0
+_FLAG_NAMES = (
+    (_FTEXT, "sets FTEXT"),
+    (_FHCRC, "carries a header CRC"),
+    (_FEXTRA, "carries an extra field"),
+    (_FNAME, "carries a file name"),
+    (_FCOMMENT, "carries a comment"),
+)
 
 
 _ARCHIVE_NAME = re.compile(
@@ -228,19 +236,33 @@ class ArchiveVerifier:
                 self._problem(0, Check.GZIP_HEADER, "the gzip header does not end")
                 self._stage = "dead"
             return data[len(data) :]
-        flags = header[3]
-        if header[4:8] != b"\0\0\0\0":
-            mtime = struct.unpack("<I", header[4:8])[0]
-            self._problem(0, Check.GZIP_MTIME, f"the gzip MTIME is {mtime}, not 0")
-        for flag, what in ((_FEXTRA, "an extra field"), (_FNAME, "a file name")):
-            if flags & flag:
-                self._problem(0, Check.GZIP_FLAGS, f"the gzip header carries {what}")
-        if flags & _FCOMMENT:
-            self._problem(0, Check.GZIP_FLAGS, "the gzip header carries a comment")
+        self._check_fixed_header_fields(header)
         rest = bytes(header[end:])
         self._header = bytearray()
         self._stage = "body"
         return memoryview(rest)
+
+    def _check_fixed_header_fields(self, header: bytearray) -> None:
+        """The profile fixes every header byte (``GZIP_HEADER``): each field that differs is
+        one problem, so a header written by another gzip says what it changed."""
+        flags = header[3]
+        if header[4:8] != b"\0\0\0\0":
+            mtime = struct.unpack("<I", header[4:8])[0]
+            self._problem(0, Check.GZIP_MTIME, f"the gzip MTIME is {mtime}, not 0")
+        for flag, what in _FLAG_NAMES:
+            if flags & flag:
+                self._problem(0, Check.GZIP_FLAGS, f"the gzip header {what}")
+        xfl, os_byte = header[8], header[9]
+        if xfl != GZIP_HEADER[8]:
+            self._problem(
+                0, Check.GZIP_XFL, f"the gzip header's XFL byte is {xfl}, the profile fixes 0"
+            )
+        if os_byte != GZIP_HEADER[9]:
+            self._problem(
+                0,
+                Check.GZIP_OS,
+                f"the gzip header's OS byte is {os_byte}, the profile fixes 255 (unknown)",
+            )
 
     @staticmethod
     def _header_end(header: bytearray) -> int | None:
@@ -256,7 +278,7 @@ class ArchiveVerifier:
                 if zero < 0:
                     return None
                 at = zero + 1
-        if flags & 0x02:  # FHCRC
+        if flags & _FHCRC:
             at += 2
         return at if len(header) >= at else None
 

@@ -216,6 +216,12 @@ def set_header(data: bytes, flags: int, extra: bytes = b"", mtime: int = 0) -> b
         pytest.param(GOOD[:-8] + b"\0\0\0\0" + GOOD[-4:], [Check.GZIP_CRC], id="crc"),
         pytest.param(GOOD[:-4] + b"\1\0\0\0", [Check.GZIP_SIZE], id="isize"),
         pytest.param(GOOD[:10] + b"\xff" * 30 + GOOD[40:], [Check.GZIP_DATA], id="corrupt"),
+        # The profile fixes every header byte: XFL 0 and OS 255 too, and no flag at all.
+        pytest.param(GOOD[:9] + b"\x03" + GOOD[10:], [Check.GZIP_OS], id="os-unix"),
+        pytest.param(GOOD[:9] + b"\x00" + GOOD[10:], [Check.GZIP_OS], id="os-fat"),
+        pytest.param(GOOD[:8] + b"\x02" + GOOD[9:], [Check.GZIP_XFL], id="xfl-best"),
+        pytest.param(set_header(GOOD, 0x01), [Check.GZIP_FLAGS], id="ftext"),
+        pytest.param(set_header(GOOD, 0x02, b"\0\0"), [Check.GZIP_FLAGS], id="header-crc"),
     ],
 )
 def test_gzip_framing(data: bytes, expected: list[Check]) -> None:
@@ -229,7 +235,7 @@ def test_header_fields_split_across_chunks_are_read() -> None:
         GOOD, 0x08 | 0x10 | 0x04 | 0x02, b"\x02\x00ab" + b"name\0" + b"note\0" + b"\0\0"
     )
     assert verify(data, chunk=1) == verify(data)
-    assert found(verify(data)) == [(0, Check.GZIP_FLAGS)] * 3
+    assert found(verify(data)) == [(0, Check.GZIP_FLAGS)] * 4
 
 
 # --- text layout ------------------------------------------------------------------------------
@@ -331,6 +337,20 @@ GAME_CASES = [
         Check.PROPERTY_VALUE,
         id="XST-after-XET",
     ),
+    pytest.param(
+        1,
+        "XST[2026-08-12T12:00:00Z]",
+        "XST[2026-08-13T12:00:00Z]",
+        Check.PROPERTY_VALUE,
+        id="XST-a-day-after-XET",
+    ),
+    pytest.param(
+        3,
+        "XET[2026-08-13T09:30:00Z]",
+        "XET[9026-08-13T09:30:00Z]",
+        Check.PROPERTY_VALUE,
+        id="XET-far-future",
+    ),
     pytest.param(1, "DT[2026-08-12]", "DT[2026-08-11]", Check.PROPERTY_VALUE, id="DT-wrong"),
     pytest.param(1, "DT[2026-08-12]", "DT[12 Aug 2026]", Check.PROPERTY_VALUE, id="DT-format"),
     pytest.param(1, ")\n", "(;W[aa])(;W[bb]))\n", Check.VARIATION, id="variation"),
@@ -373,6 +393,14 @@ def test_problem_messages_say_what_is_wrong() -> None:
     assert pair == "RE[B+R] cannot go with XER[FIVE]"
     dt = verify(edit(1, "DT[2026-08-12]", "DT[2026-08-11]")).problems[0].message
     assert dt == "DT[2026-08-11] should be DT[2026-08-12]"
+    reversed_times = verify(edit(1, "XST[2026-08-12T12:00:00Z]", "XST[2026-08-13T12:00:00Z]"))
+    assert [p.message for p in reversed_times.problems] == ["XST is after XET"]
+    far = verify(edit(3, "XET[2026-08-13T09:30:00Z]", "XET[9026-08-13T09:30:00Z]"))
+    assert [p.message for p in far.problems] == [
+        "DT[2026-08-13] should list the 2,556,698 dates from 2026-08-13 to 9026-08-13"
+    ]
+    os_byte = verify(GOOD[:9] + b"\x03" + GOOD[10:]).problems[0].message
+    assert os_byte == "the gzip header's OS byte is 3, the profile fixes 255 (unknown)"
 
 
 def test_every_varying_root_property_has_a_format() -> None:
