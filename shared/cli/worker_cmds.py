@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from shared.cli.runtime import database, load_settings, month_arg, print_json, run
+from shared.cli.worker_check import check_worker
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
 from shared.job_queue import (
     enqueue_forced_export,
@@ -29,6 +30,7 @@ from shared.ops_view import (
     status_document,
 )
 from shared.settings import Settings, _mask_url
+from shared.worker_liveness import DEFAULT_MAX_AGE
 
 READ_SECONDS = 5.0
 
@@ -56,6 +58,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="release an export job whose worker died after this long (default 30)",
     )
     p.add_argument("--burst", action="store_true", help="plan, run what is queued, then exit")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="run no worker: exit 0 when a worker on this host reported to Redis recently, "
+        "1 when none did, 3 when Redis does not answer (a liveness probe)",
+    )
+    p.add_argument(
+        "--max-age",
+        type=float,
+        default=DEFAULT_MAX_AGE.total_seconds(),
+        metavar="SECONDS",
+        help="with --check: how old this host's last heartbeat may be "
+        f"(default {DEFAULT_MAX_AGE.total_seconds():.0f})",
+    )
     p.set_defaults(run=cmd_worker)
 
     p = subparsers.add_parser(
@@ -75,6 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    if args.check:
+        return check_worker(max_age_seconds=args.max_age)
     settings = load_settings(log_to_stdout=True)
     # The CLI is the composition root: only here does anything outside workers/ import it.
     from workers.main import run_worker
