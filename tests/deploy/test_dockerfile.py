@@ -1,0 +1,108 @@
+"""deploy/Dockerfile: hadolint finds nothing (any ignore says why), and the image is built the
+way the README says: two stages, pinned dependencies, a non-root user, one image whose command
+picks the process."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.deploy.deploy_support import DEPLOY, ROOT, parse_command, run_tool, tool
+
+DOCKERFILE = DEPLOY / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    joined = re.sub(r"\\\n(\s*#[^\n]*\n)*", " ", DOCKERFILE.read_text(encoding="utf-8"))
+    found = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, rest = line.partition(" ")
+            found.append((keyword.upper(), rest.strip()))
+    return found
+
+
+def final_stage() -> list[tuple[str, str]]:
+    steps = instructions()
+    last_from = max(i for i, (keyword, _) in enumerate(steps) if keyword == "FROM")
+    return steps[last_from:]
+
+
+def test_hadolint_finds_nothing() -> None:
+    done = run_tool(tool("hadolint"), "--failure-threshold", "style", "--no-color", str(DOCKERFILE))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_every_hadolint_ignore_is_explained() -> None:
+    lines = DOCKERFILE.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines):
+        if "hadolint ignore" in line:
+            before = lines[number - 1].strip() if number else ""
+            assert before.startswith("#") and "hadolint" not in before, (
+                f"line {number + 1}: an ignore needs a comment just above saying why"
+            )
+
+
+def test_two_stages_and_the_runtime_copies_only_the_virtualenv() -> None:
+    froms = [args for keyword, args in instructions() if keyword == "FROM"]
+    assert len(froms) == 2
+    assert all(args.startswith("${PYTHON_IMAGE}") for args in froms)
+    assert re.search(r"ARG PYTHON_IMAGE=python:3\.11-slim", DOCKERFILE.read_text())
+    runtime = final_stage()
+    copies = [args for keyword, args in runtime if keyword == "COPY"]
+    assert copies == ["--from=build /opt/venv /opt/venv"]
+    # No compiler or package manager work in the final stage.
+    runs = " ".join(args for keyword, args in runtime if keyword == "RUN")
+    assert not re.search(r"apt-get|apk |gcc|build-essential|pip install", runs)
+
+
+def test_dependencies_come_from_the_pinned_constraints() -> None:
+    runs = [args for keyword, args in instructions() if keyword == "RUN" and "pip install" in args]
+    assert len(runs) == 1
+    assert "-c deploy/constraints.txt ." in runs[0]
+
+
+def test_runs_as_a_fixed_non_root_user() -> None:
+    users = [args for keyword, args in final_stage() if keyword == "USER"]
+    assert len(users) == 1
+    uid, _, gid = users[0].partition(":")
+    assert uid.isdigit() and int(uid) > 0, "numeric, so runAsNonRoot can check it"
+    assert gid.isdigit() and int(gid) > 0
+
+
+def test_one_image_whose_command_picks_the_process() -> None:
+    runtime = dict(final_stage())
+    assert json.loads(runtime["ENTRYPOINT"]) == ["gomoku-archive"]
+    default = json.loads(runtime["CMD"])
+    assert default == ["serve", "--host", "0.0.0.0", "--port", "8080"]
+    assert parse_command(default).port == 8080
+    for command in (["worker"], ["migrate"], ["worker", "--check"]):
+        parse_command(command)
+    assert runtime["EXPOSE"] == "8080"
+
+
+def test_healthcheck_asks_the_api_for_healthz_on_its_port() -> None:
+    healthcheck = dict(final_stage())["HEALTHCHECK"]
+    assert "http://127.0.0.1:8080/healthz" in healthcheck
+
+
+def test_oci_labels() -> None:
+    labels = " ".join(args for keyword, args in final_stage() if keyword == "LABEL")
+    for key in ("title", "description", "version", "revision", "created", "licenses"):
+        assert f"org.opencontainers.image.{key}=" in labels
+
+
+def test_dockerignore_keeps_the_build_context_to_the_sources() -> None:
+    rules = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert rules[rules.index("*")] == "*", "everything excluded first"
+    allowed = {rule[1:] for rule in rules if rule.startswith("!")}
+    copied = {
+        part
+        for keyword, args in instructions()
+        if keyword == "COPY" and not args.startswith("--from")
+        for part in args.split()[:-1]
+    }
+    assert copied <= {path.rstrip("/") for path in allowed}
