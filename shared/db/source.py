@@ -103,3 +103,13 @@ async def insert_games(conn: Connection, table: str, rows: Sequence[tuple[Any, .
             "ON CONFLICT (id) DO NOTHING"
         )
     return int(status.split()[-1])
+
+
+async def months_with_candidates(conn: Connection, table: str) -> set[str]:
+    """The months (``YYYY-MM``) in which at least one candidate finished: what the demo has
+    seeded already, so that a second run seeds only the months that are new since."""
+    rows = await conn.fetch(
+        f"SELECT DISTINCT to_char({FINISH_SECOND}, 'YYYY-MM') AS month "
+        f"FROM {quote_table(table)} WHERE {IN_SCOPE} AND finished_at IS NOT NULL"
+    )
+    return {str(row["month"]) for row in rows}

@@ -19,6 +19,7 @@ IO_EDGES = (
     "shared.mirror",
     "shared.db",
     "shared.cli",
+    "shared.demo",  # the demo's servers and processes; not the pure shared.demo_* modules
 )
 BANNED_IN_PURE = (
     "asyncpg",
