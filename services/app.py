@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import hdrs, web
 
-from services import downloads, health, manifest_api, pages
-from services.keys import MANIFEST, METRICS, POOL, SETTINGS
+from services import downloads, freshness, health, manifest_api, pages
+from services.keys import MANIFEST, METRICS, MIRROR_STORE, POOL, SETTINGS
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from services.middleware import add_common_headers, observe
@@ -19,6 +19,7 @@ from services.ops import setup_ops
 from shared.archive_names import FILES_PATH
 from shared.db.pool import Pool, create_pool
 from shared.settings import Settings
+from shared.storage.s3 import S3Store
 
 CleanupCtx = Callable[[web.Application], AsyncIterator[None]]
 
@@ -38,6 +39,9 @@ def create_app(
     app.on_response_prepare.append(add_common_headers)
     app.cleanup_ctx.append(_database(pool))
     app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
+    app.cleanup_ctx.append(freshness.keep_fresh)
+    if settings.redirect_downloads:
+        app.cleanup_ctx.append(_mirror_store)
     _routes(app)
     setup_ops(app, settings)
     return app
@@ -80,6 +84,16 @@ def _database(given: Pool | None) -> CleanupCtx:
             await pool.close()
 
     return ctx
+
+
+async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
+    """The bucket's addresses for redirects (no S3 request is ever made by the API)."""
+    store = S3Store(app[SETTINGS], threads=1)
+    app[MIRROR_STORE] = store
+    try:
+        yield
+    finally:
+        store.close()
 
 
 def _manifest_cache(ttl: float) -> CleanupCtx:

@@ -4,7 +4,10 @@ The handler validates the name before any query, looks the row up (published or 
 only), lets ``shared.http_conditions`` decide, and streams the chosen span chunk by chunk with
 ``await response.write`` (which waits while the client's socket is full: backpressure). Once the
 status line is out, a failure can no longer become an error status: the connection is closed
-with the body short of its Content-Length, which every HTTP client reports as incomplete."""
+with the body short of its Content-Length, which every HTTP client reports as incomplete.
+
+With the S3 mirror redirecting, a GET that would be answered 200 or 206 is sent (302) to the
+verified copy in the bucket or behind the CDN instead; HEAD, 304, 412 and 416 stay local."""
 
 from __future__ import annotations
 
@@ -12,20 +15,29 @@ import asyncio
 
 from aiohttp import hdrs, web
 
-from services.chunks import ChunkReader, ChunkReadError, ChunkSpan
 from services.conditional import decide, not_modified, respond_bytes, validators
 from services.errors import ApiError, NotFound, ServiceUnavailable
-from services.keys import ABORTED, BODY_BYTES, METRICS, POOL, STREAMING
-from shared.archive_names import checksum_line, is_archive_name
+from services.keys import ABORTED, BODY_BYTES, METRICS, MIRROR_STORE, POOL, STREAMING
+from shared.archive_names import (
+    ARCHIVE_CONTENT_TYPE,
+    CHECKSUM_CONTENT_TYPE,
+    CHECKSUM_SUFFIX,
+    IMMUTABLE_CACHE_CONTROL,
+    attachment,
+    checksum_line,
+    is_archive_name,
+)
 from shared.db import archive_store
 from shared.db.archive_store import ArchiveRow
 from shared.http_conditions import Representation, strong_etag
 from shared.logs import get_logger
+from shared.storage.chunks import ChunkReader, ChunkReadError, ChunkSpan
 
 log = get_logger(__name__)
 
-IMMUTABLE = "public, max-age=31536000, immutable"
-"""File names embed their content hash: a URL's bytes never change."""
+REDIRECT_CACHE_CONTROL = "public, max-age=300"
+"""A redirect may change (a scrub that finds the bucket's copy wrong withdraws it at once; the
+bucket or CDN may move): caches keep it minutes, never the file's year."""
 SEND_TIMEOUT_SECONDS = 60.0
 """How long one write may wait for a client that stopped reading (nginx's send_timeout)."""
 
@@ -56,16 +68,18 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
     name = request.match_info["file"]
     row = await find_archive(request, name)
     rep = archive_representation(row)
-    caching: dict[str, str] = {hdrs.CACHE_CONTROL: IMMUTABLE}
+    caching: dict[str, str] = {hdrs.CACHE_CONTROL: IMMUTABLE_CACHE_CONTROL}
     decision = decide(request, rep)
     if decision.status == 304:
         return not_modified(rep, caching)
+    if (target := _mirror_url(request, row)) is not None:
+        return _redirect(target)
     response = web.StreamResponse(status=decision.status)
     response.headers.update(caching)
     response.headers.update(
         {
-            hdrs.CONTENT_TYPE: "application/gzip",
-            hdrs.CONTENT_DISPOSITION: f'attachment; filename="{name}"',
+            hdrs.CONTENT_TYPE: ARCHIVE_CONTENT_TYPE,
+            hdrs.CONTENT_DISPOSITION: attachment(name),
             hdrs.ACCEPT_RANGES: "bytes",
             **validators(rep),
         }
@@ -83,12 +97,40 @@ async def checksum_file(request: web.Request) -> web.StreamResponse:
     row = await find_archive(request, name)
     assert row.sha256 is not None
     body = checksum_line(name, row.sha256).encode("ascii")
+    rep = checksum_representation(row, body)
+    caching: dict[str, str] = {hdrs.CACHE_CONTROL: IMMUTABLE_CACHE_CONTROL}
+    if decide(request, rep).status in (200, 206) and (
+        target := _mirror_url(request, row, CHECKSUM_SUFFIX)
+    ):
+        return _redirect(target)
     return respond_bytes(
         request,
         body,
-        checksum_representation(row, body),
-        caching={hdrs.CACHE_CONTROL: IMMUTABLE},
-        content={hdrs.CONTENT_TYPE: "text/plain; charset=utf-8"},
+        rep,
+        caching=caching,
+        content={
+            hdrs.CONTENT_TYPE: CHECKSUM_CONTENT_TYPE,
+            hdrs.CONTENT_DISPOSITION: attachment(name + CHECKSUM_SUFFIX),
+        },
+    )
+
+
+def _mirror_url(request: web.Request, row: ArchiveRow, suffix: str = "") -> str | None:
+    """The public URL of the file's verified copy in the bucket, when a GET should go there."""
+    store = request.app.get(MIRROR_STORE)
+    if store is None or request.method != hdrs.METH_GET or row.file_name is None:
+        return None
+    key = store.key_for(row.file_name)
+    if not row.mirror.verified_in(store.bucket, key):
+        return None
+    return store.public_url(key + suffix)
+
+
+def _redirect(location: str) -> web.Response:
+    """302 (RFC 9110 §15.4.3): clients repeat the GET, Range included, at the new address."""
+    return web.Response(
+        status=302,
+        headers={hdrs.LOCATION: location, hdrs.CACHE_CONTROL: REDIRECT_CACHE_CONTROL},
     )
 
 

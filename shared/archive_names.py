@@ -20,6 +20,11 @@ ARCHIVE_NAME_RE = re.compile(
     + re.escape(ARCHIVE_SUFFIX)
 )
 CHECKSUM_SUFFIX = ".sha256"
+
+IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
+"""File names embed their content hash: a URL's bytes never change (API and bucket alike)."""
+ARCHIVE_CONTENT_TYPE = "application/gzip"
+CHECKSUM_CONTENT_TYPE = "text/plain; charset=utf-8"
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -45,3 +50,8 @@ def download_url(file_name: str) -> str:
 
 def checksum_url(file_name: str) -> str:
     return FILES_PATH + file_name + CHECKSUM_SUFFIX
+
+
+def attachment(file_name: str) -> str:
+    """``Content-Disposition`` for a download saved under its own name (names are ASCII)."""
+    return f'attachment; filename="{file_name}"'

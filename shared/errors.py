@@ -50,3 +50,12 @@ class UnreadableFile(ArchiveError):
     """A file named on the command line cannot be read."""
 
     exit_code = 2
+
+
+class MirrorFailed(ArchiveError):
+    """The S3 mirror could not copy or check an archive. ``transient``: the store was away or
+    busy and a later try may well succeed; otherwise it refused (credentials, bucket, access)."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient

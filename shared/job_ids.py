@@ -9,7 +9,8 @@ kept result.
   request, so a rebuild is never swallowed by a normal export of the same month that is queued,
   running or finished a moment ago. Two builds of one month never run at the same time: the
   month's PostgreSQL advisory lock serialises them.
-- ``mirror:<archive id>``: the mirror upload of one archive.
+- ``mirror:<archive id>``: the S3 mirror's copy of one archive (upload, read back, record).
+- ``cron:scrub_mirror:<unix ms>``: arq's id for a weekly scrub of the bucket.
 - ``cron:plan_months:<unix ms>``: arq's own id for a run of the planner cron job.
 
 Pure: no I/O.
@@ -30,8 +31,10 @@ MIRROR_FUNCTION = "mirror_archive"
 PLANNER_FUNCTION = "plan_months"
 PLANNER_CRON_NAME = "cron:" + PLANNER_FUNCTION
 """The name arq gives the planner's cron job (and the prefix of its job ids)."""
+SCRUB_FUNCTION = "scrub_mirror"
+SCRUB_CRON_NAME = "cron:" + SCRUB_FUNCTION
 
-JobKind = Literal["export", "mirror", "planner", "other"]
+JobKind = Literal["export", "mirror", "planner", "scrub", "other"]
 
 _EXPORT_RE = re.compile(r"export:(\d{4}-\d{2})(?::force:(\d{8}T\d{6}\.\d{3}Z))?")
 _MIRROR_RE = re.compile(r"mirror:([1-9]\d{0,18})")
@@ -77,6 +80,8 @@ def parse_job_id(job_id: str) -> JobRef:
         return JobRef("mirror", archive_id=int(m.group(1)))
     if job_id == PLANNER_CRON_NAME or job_id.startswith(PLANNER_CRON_NAME + ":"):
         return JobRef("planner")
+    if job_id == SCRUB_CRON_NAME or job_id.startswith(SCRUB_CRON_NAME + ":"):
+        return JobRef("scrub")
     return JobRef("other")
 
 

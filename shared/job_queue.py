@@ -35,7 +35,13 @@ from arq.jobs import DeserializationError, Job, deserialize_job, deserialize_res
 from shared.db import archive_store, locks
 from shared.db.pool import CONNECTION_ERRORS, Pool
 from shared.errors import DatabaseUnavailable, RedisUnavailable
-from shared.job_ids import EXPORT_FUNCTION, export_job_id, forced_export_job_id
+from shared.job_ids import (
+    EXPORT_FUNCTION,
+    MIRROR_FUNCTION,
+    export_job_id,
+    forced_export_job_id,
+    mirror_job_id,
+)
 from shared.months import Month, closed_months
 from shared.ops_view import (
     JobOutcome,
@@ -136,7 +142,7 @@ async def queue_client(redis_url: str) -> AsyncIterator[ArqRedis]:
 # --- enqueueing -------------------------------------------------------------------------------
 
 
-async def export_job_status(client: ArqRedis, job_id: str) -> JobStatusName:
+async def job_status(client: ArqRedis, job_id: str) -> JobStatusName:
     status = await Job(job_id, client, _queue_name=QUEUE_NAME).status()
     return status.value
 
@@ -152,6 +158,34 @@ async def enqueue_export(client: ArqRedis, month: Month, *, replace_result: bool
         EXPORT_FUNCTION, _job_id=job_id, _queue_name=QUEUE_NAME, month=str(month), force=False
     )
     return job is not None
+
+
+async def enqueue_mirror(
+    client: ArqRedis, archive_id: int, *, replace_result: bool = False
+) -> bool:
+    """Queue ``mirror:<archive id>``; False when that id is already queued or running.
+    ``replace_result`` drops a kept result first, as for ``enqueue_export``."""
+    job_id = mirror_job_id(archive_id)
+    if replace_result:
+        await client.delete(result_key_prefix + job_id)
+    job = await client.enqueue_job(
+        MIRROR_FUNCTION, _job_id=job_id, _queue_name=QUEUE_NAME, archive_id=archive_id
+    )
+    return job is not None
+
+
+async def enqueue_mirrors(client: ArqRedis, archive_ids: Iterable[int]) -> list[int]:
+    """Queue ``mirror:<id>`` for each archive whose job is not waiting or running already (a
+    kept result, i.e. a finished run that left no verified copy, is replaced); returns the ids
+    queued now."""
+    queued = []
+    for archive_id in archive_ids:
+        status = await job_status(client, mirror_job_id(archive_id))
+        if status in ("queued", "deferred", "in_progress"):
+            continue
+        if await enqueue_mirror(client, archive_id, replace_result=status == "complete"):
+            queued.append(archive_id)
+    return queued
 
 
 @dataclass(frozen=True, slots=True)

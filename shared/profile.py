@@ -376,4 +376,3 @@ def game_line(record: GameRecord) -> str:
 def order_key(record: GameRecord) -> tuple[datetime, str]:
     """Archive order: finish time in whole UTC seconds, then the lowercase game UUID."""
     return utc_seconds(record.finished_at), str(record.game_id)
-

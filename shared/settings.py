@@ -17,8 +17,35 @@ from shared.months import Month
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gomoku_archive"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
+_SIZE = re.compile(r"([0-9]{1,13})\s*(B|KiB|MiB|GiB)?", re.ASCII)
+_SIZE_UNITS = {None: 1, "B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True}
+_BOOLEANS |= {"0": False, "false": False, "no": False, "off": False}
+
+MIB = 1024 * 1024
+S3_MIN_PART_SIZE = 5 * MIB
+"""S3 refuses multipart parts below 5 MiB (all but the last)."""
+S3_MAX_PART_SIZE = 5 * 1024 * MIB
+DEFAULT_S3_PART_SIZE = 16 * MIB
+
+_BUCKET = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", re.ASCII)
 
 LogFormat = Literal["json", "console"]
+
+
+def parse_size(text: str) -> int:
+    """``16777216``, ``16MiB``, ``512 KiB``: a byte count."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a size like 16777216 or 16MiB")
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+
+
+def parse_bool(text: str) -> bool:
+    try:
+        return _BOOLEANS[text.strip().lower()]
+    except KeyError:
+        raise ValueError(f"{text!r} is not one of true/false, yes/no, on/off, 1/0") from None
 
 
 def _mask_url(url: str) -> str:
@@ -39,9 +66,19 @@ class Settings:
     ops_token: str | None = field(default=None, repr=False)
     """Operator token for /ops/ and its actions; when unset, /ops/ answers 404."""
     s3_bucket: str | None = None
+    """The mirror's bucket; mirroring (and redirecting downloads to it) is off when unset.
+    Region and credentials come from boto3's standard chain, never from here."""
     s3_prefix: str = ""
+    """Key prefix inside the bucket, normalised to end with ``/`` when not empty."""
     s3_endpoint_url: str | None = None
+    """An S3-compatible store's endpoint (MinIO, Ceph, R2, ...); AWS when unset."""
+    s3_redirect: bool = True
+    """Redirect downloads of verified mirrored files to the bucket or CDN; off keeps the
+    bucket as a backup copy only."""
+    s3_part_size: int = DEFAULT_S3_PART_SIZE
+    """Bytes per multipart part: S3's 5 MiB minimum up to 5 GiB."""
     cdn_base_url: str | None = None
+    """Public base URL of the bucket's prefix behind a CDN, for redirects."""
     log_format: LogFormat = "json"
     log_level: str = "INFO"
 
@@ -57,6 +94,31 @@ class Settings:
             raise ConfigError("REDIS_URL must be a redis:// URL")
         if self.log_format not in ("json", "console"):
             raise ConfigError(f"LOG_FORMAT must be json or console, got {self.log_format!r}")
+        if self.s3_bucket is not None and not _BUCKET.fullmatch(self.s3_bucket):
+            raise ConfigError(f"S3_BUCKET must be a bucket name, got {self.s3_bucket!r}")
+        if self.s3_prefix and (self.s3_prefix.startswith("/") or not self.s3_prefix.endswith("/")):
+            raise ConfigError("S3_PREFIX must not start with / and must end with /")
+        if not S3_MIN_PART_SIZE <= self.s3_part_size <= S3_MAX_PART_SIZE:
+            raise ConfigError(
+                f"S3_PART_SIZE must be between 5 MiB and 5 GiB (S3's limits), "
+                f"got {self.s3_part_size} bytes"
+            )
+        for name, url in (
+            ("S3_ENDPOINT_URL", self.s3_endpoint_url),
+            ("CDN_BASE_URL", self.cdn_base_url),
+        ):
+            if url is not None and (
+                urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc
+            ):
+                raise ConfigError(f"{name} must be an http:// or https:// URL, got {url!r}")
+
+    @property
+    def mirror_enabled(self) -> bool:
+        return self.s3_bucket is not None
+
+    @property
+    def redirect_downloads(self) -> bool:
+        return self.s3_bucket is not None and self.s3_redirect
 
     def __repr__(self) -> str:
         shown = []
@@ -85,6 +147,15 @@ class Settings:
             first = Month.parse(get("EXPORT_FIRST_MONTH") or "2026-08")
         except InvalidMonth as exc:
             raise ConfigError(f"EXPORT_FIRST_MONTH: {exc}") from None
+        try:
+            part_size = parse_size(get("S3_PART_SIZE") or str(DEFAULT_S3_PART_SIZE))
+        except ValueError as exc:
+            raise ConfigError(f"S3_PART_SIZE: {exc}") from None
+        try:
+            redirect = parse_bool(get("S3_REDIRECT") or "on")
+        except ValueError as exc:
+            raise ConfigError(f"S3_REDIRECT: {exc}") from None
+        prefix = (get("S3_PREFIX") or "").strip("/")
         log_format = get("LOG_FORMAT") or ("console" if tty else "json")
         if log_format not in ("json", "console"):
             raise ConfigError(f"LOG_FORMAT must be json or console, got {log_format!r}")
@@ -95,8 +166,10 @@ class Settings:
             export_first_month=first,
             ops_token=get("OPS_TOKEN"),
             s3_bucket=get("S3_BUCKET"),
-            s3_prefix=get("S3_PREFIX") or "",
+            s3_prefix=prefix + "/" if prefix else "",
             s3_endpoint_url=get("S3_ENDPOINT_URL"),
+            s3_redirect=redirect,
+            s3_part_size=part_size,
             cdn_base_url=get("CDN_BASE_URL"),
             log_format=log_format,  # type: ignore[arg-type]  # checked just above
             log_level=(get("LOG_LEVEL") or "INFO").upper(),

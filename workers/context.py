@@ -11,6 +11,7 @@ from arq.connections import ArqRedis
 
 from shared.db.pool import Pool
 from shared.settings import Settings
+from shared.storage.mirror import ArchiveMirror
 
 Clock = Callable[[], datetime]
 """Returns the current instant (aware, UTC). Tests pass their own to move time."""
@@ -19,6 +20,7 @@ SETTINGS = "gomoku_settings"
 CLOCK = "gomoku_clock"
 WORKER = "gomoku_worker"
 POOL = "gomoku_pool"
+MIRROR = "gomoku_mirror"
 
 
 def utc_now() -> datetime:
@@ -44,6 +46,11 @@ def worker_of(ctx: dict[str, Any]) -> str:
 
 def pool_of(ctx: dict[str, Any]) -> Pool:
     return cast(Pool, ctx[POOL])
+
+
+def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:
+    """The S3 mirror, or None when ``S3_BUCKET`` is not set."""
+    return cast("ArchiveMirror | None", ctx.get(MIRROR))
 
 
 def redis_of(ctx: dict[str, Any]) -> ArqRedis:

@@ -24,7 +24,7 @@ import structlog
 from arq import Retry
 
 from shared import export as month_export
-from shared.db import archive_store, locks, source
+from shared.db import archive_store, locks, mirror_store, source
 from shared.db.pool import Pool
 from shared.errors import ExportFailed, ExportLocked, InvalidMonth
 from shared.job_ids import export_job_id
@@ -32,7 +32,8 @@ from shared.job_queue import (
     REDIS_ERRORS,
     clear_running,
     enqueue_export,
-    export_job_status,
+    enqueue_mirrors,
+    job_status,
     mark_running,
     record_planner_run,
 )
@@ -40,7 +41,15 @@ from shared.logs import get_logger
 from shared.months import Month
 from shared.ops_view import RunningInfo, rebuild_refusal
 from shared.planning import missing_months
-from workers.context import clock_of, pool_of, redis_of, settings_of, utc_now, worker_of
+from workers.context import (
+    clock_of,
+    mirror_of,
+    pool_of,
+    redis_of,
+    settings_of,
+    utc_now,
+    worker_of,
+)
 from workers.planner import plan_action
 from workers.retry_policy import classify_failure, may_retry, retry_delay
 from workers.timeouts import export_timeout
@@ -71,7 +80,7 @@ async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
             "building": [],
         }
         for month in missing:
-            status = await export_job_status(client, export_job_id(month))
+            status = await job_status(client, export_job_id(month))
             action = plan_action(status, lock_held=str(month) in locked)
             if action in ("enqueue", "requeue"):
                 added = await enqueue_export(client, month, replace_result=action == "requeue")
@@ -81,7 +90,9 @@ async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
             else:
                 key = "alreadyQueued" if action == "already_queued" else "building"
             decided[key].append(str(month))
-        run |= {"missing": [str(m) for m in missing], **decided, "error": None}
+        run |= {"missing": [str(m) for m in missing], **decided}
+        run["mirrorsEnqueued"] = await _plan_mirrors(ctx)
+        run["error"] = None
     except Exception as exc:
         run |= {"error": f"{type(exc).__name__}: {exc}"}
         raise
@@ -96,6 +107,33 @@ async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
         except REDIS_ERRORS as exc:
             log.warning("planner_run_not_recorded", error=str(exc))
     return run
+
+
+async def _plan_mirrors(ctx: dict[str, Any]) -> list[int]:
+    """Backfill: queue a mirror job for every served file without a verified copy in the
+    bucket (files published before S3 was configured, or whose mirror job failed)."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return []
+    async with pool_of(ctx).acquire() as conn:
+        pending = await mirror_store.archives_to_mirror(
+            conn, mirror.store.bucket, mirror.store.prefix
+        )
+    return await enqueue_mirrors(redis_of(ctx), pending)
+
+
+async def _queue_mirror(ctx: dict[str, Any], row: archive_store.ArchiveRow | None) -> None:
+    """After a publish: queue the file's mirror job. Best effort: when Redis is away the next
+    planner run queues it."""
+    mirror = mirror_of(ctx)
+    if mirror is None or row is None or row.file_name is None:
+        return
+    if row.mirror.verified_in(mirror.store.bucket, mirror.store.key_for(row.file_name)):
+        return
+    try:
+        await enqueue_mirrors(redis_of(ctx), [row.id])
+    except REDIS_ERRORS as exc:
+        log.warning("mirror_not_enqueued", archive_id=row.id, error=str(exc))
 
 
 async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> dict[str, Any]:
@@ -175,6 +213,8 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
             finish("failed", "error", error=error, failure=kind)
             raise
 
+        if result.outcome != "skipped":
+            await _queue_mirror(ctx, result.archive)
         summary = result.summary()
         extra: dict[str, Any] = {
             k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")

@@ -1,8 +1,9 @@
 """The worker process: arq's ``Worker`` built from our ``Settings``.
 
 - functions: ``export_month`` (arq timeout = the export ceiling; each job sets its month's own
-  limit inside; ``MAX_TRIES`` runs; results kept a day for operators);
-- cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC;
+  limit inside; ``MAX_TRIES`` runs; results kept a day for operators) and ``mirror_archive``;
+- cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
+  set, ``scrub_mirror`` every Sunday at 03:30 UTC;
 - JSON job serialisation (``shared.job_queue``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
@@ -15,26 +16,41 @@ import os
 import socket
 import warnings
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from arq.cron import cron
 from arq.worker import Worker, func
 
 from shared.db.pool import create_pool
-from shared.job_ids import EXPORT_FUNCTION, PLANNER_CRON_NAME
+from shared.job_ids import (
+    EXPORT_FUNCTION,
+    MIRROR_FUNCTION,
+    PLANNER_CRON_NAME,
+    SCRUB_CRON_NAME,
+)
 from shared.job_queue import QUEUE_NAME, deserialize, redis_settings, retire_worker, serialize
 from shared.logs import get_logger
 from shared.settings import Settings
+from shared.storage.mirror import ArchiveMirror
+from shared.storage.s3 import S3Store
 from workers import context
 from workers.context import Clock, utc_now
 from workers.jobs import export_month, plan_months
-from workers.retry_policy import MAX_TRIES
+from workers.mirror_jobs import (
+    MIRROR_TIMEOUT_SECONDS,
+    SCRUB_TIMEOUT_SECONDS,
+    mirror_archive,
+    scrub_mirror,
+)
+from workers.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
 from workers.timeouts import EXPORT_CEILING_SECONDS
 from workers.watchdog import Watchdog
 
 log = get_logger("workers.main")
 
 PLANNER_HOURS_UTC = {0, 6, 12, 18}
+SCRUB_WEEKDAY: Literal["sun"] = "sun"
+SCRUB_HOUR_UTC, SCRUB_MINUTE = 3, 30
 PLANNER_TIMEOUT_SECONDS = 300
 RESULT_KEEP_SECONDS = 24 * 3600
 """Finished export results stay visible in ``/ops/`` for a day (the planner replaces the result
@@ -50,6 +66,7 @@ DEFAULT_STALE_AFTER_SECONDS = 30.0
 _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
 _STALE_AFTER = "gomoku_stale_after"
+_S3_STORE = "gomoku_s3_store"
 
 
 def worker_name() -> str:
@@ -69,6 +86,31 @@ def worker_options(
     ctx = context.new_context(settings, clock=clock, worker=worker_name())
     ctx[_STARTED] = datetime.now(UTC)
     ctx[_STALE_AFTER] = stale_after_seconds
+    cron_jobs = [
+        cron(
+            plan_months,
+            name=PLANNER_CRON_NAME,
+            hour=PLANNER_HOURS_UTC,
+            minute=0,
+            second=0,
+            run_at_startup=True,
+            timeout=PLANNER_TIMEOUT_SECONDS,
+            max_tries=1,
+        )
+    ]
+    if settings.mirror_enabled:
+        cron_jobs.append(
+            cron(
+                scrub_mirror,
+                name=SCRUB_CRON_NAME,
+                weekday=SCRUB_WEEKDAY,
+                hour=SCRUB_HOUR_UTC,
+                minute=SCRUB_MINUTE,
+                second=0,
+                timeout=SCRUB_TIMEOUT_SECONDS,
+                max_tries=1,
+            )
+        )
     return {
         "functions": [
             func(
@@ -77,20 +119,18 @@ def worker_options(
                 timeout=EXPORT_CEILING_SECONDS,
                 max_tries=MAX_TRIES,
                 keep_result=RESULT_KEEP_SECONDS,
-            )
+            ),
+            # Registered with or without S3: a job queued by a process that has a bucket must
+            # not fail as "function not found" here (it answers "skipped" instead).
+            func(
+                mirror_archive,
+                name=MIRROR_FUNCTION,
+                timeout=MIRROR_TIMEOUT_SECONDS,
+                max_tries=MIRROR_MAX_TRIES,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
         ],
-        "cron_jobs": [
-            cron(
-                plan_months,
-                name=PLANNER_CRON_NAME,
-                hour=PLANNER_HOURS_UTC,
-                minute=0,
-                second=0,
-                run_at_startup=True,
-                timeout=PLANNER_TIMEOUT_SECONDS,
-                max_tries=1,
-            )
-        ],
+        "cron_jobs": cron_jobs,
         "queue_name": QUEUE_NAME,
         "redis_settings": redis_settings(settings.redis_url, retries=5),
         "job_serializer": serialize,
@@ -115,6 +155,10 @@ async def _startup(ctx: dict[str, Any]) -> None:
     ctx[context.POOL] = await create_pool(
         settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2
     )
+    if settings.mirror_enabled:
+        store = S3Store(settings)
+        ctx[_S3_STORE] = store
+        ctx[context.MIRROR] = ArchiveMirror(ctx[context.POOL], store)
     stale_after = float(ctx.get(_STALE_AFTER, DEFAULT_STALE_AFTER_SECONDS))
     watchdog = Watchdog(
         client=context.redis_of(ctx),
@@ -137,6 +181,10 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
         await retire_worker(context.redis_of(ctx), context.worker_of(ctx))
     except Exception as exc:  # Redis gone: the key expires on its own
         log.warning("worker_not_retired", error=str(exc))
+    ctx.pop(context.MIRROR, None)
+    store: S3Store | None = ctx.pop(_S3_STORE, None)
+    if store is not None:
+        await asyncio.to_thread(store.close)
     pool = ctx.pop(context.POOL, None)
     if pool is not None:
         await pool.close()

@@ -56,3 +56,17 @@ def retry_delay(job_try: int) -> float:
 def may_retry(job_try: int, max_tries: int = MAX_TRIES) -> bool:
     """Whether a run numbered ``job_try`` that failed transiently gets another run."""
     return job_try < max_tries
+
+
+MIRROR_MAX_TRIES = 6
+"""Runs of one mirror job: 5 s, 10 s, 20 s, 40 s and 80 s apart, about 2.5 minutes in all. A
+store that stays away longer is tried again by the next planner run; one that refuses
+(credentials, bucket) is not retried at all."""
+MIRROR_FIRST_DELAY_SECONDS = 5.0
+
+
+def mirror_retry_delay(job_try: int) -> float:
+    """Seconds to wait after the ``job_try``-th mirror run failed transiently (1-based)."""
+    if job_try < 1:
+        raise ValueError(f"job tries count from 1, got {job_try}")
+    return MIRROR_FIRST_DELAY_SECONDS * 2.0 ** min(job_try - 1, 16)

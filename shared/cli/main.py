@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "shared.cli.db_cmds",
     "shared.cli.serve_cmd",
     "shared.cli.worker_cmds",
+    "shared.cli.mirror_cmd",
     "shared.cli.demo_cmd",
 )
 

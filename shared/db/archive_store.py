@@ -8,7 +8,7 @@ bytes were read back and checked."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -46,6 +46,7 @@ class ArchiveRow:
     superseded_at: datetime | None
     failed_at: datetime | None
     error: str | None
+    mirror: MirrorRecord
 
     def summary(self) -> MonthSummary:
         assert self.published_at is not None, "only published rows have a manifest entry"
@@ -61,6 +62,30 @@ class ArchiveRow:
             excluded_games=self.excluded_games,
             exclusions=self.exclusions,
             results=self.results,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorRecord:
+    """What the S3 mirror knows of an archive's copy in the bucket."""
+
+    bucket: str | None = None
+    key: str | None = None
+    etag: str | None = None
+    verified_at: datetime | None = None
+    """Set only while the copy was read back and matched; cleared when a scrub finds it wrong."""
+    checked_at: datetime | None = None
+    failed_at: datetime | None = None
+    error: str | None = None
+    uploaded_bytes: int = 0
+
+    def verified_in(self, bucket: str | None, key: str) -> bool:
+        """Whether the copy at ``key`` of ``bucket`` is a verified one (a redirect target)."""
+        return (
+            self.verified_at is not None
+            and bucket is not None
+            and self.bucket == bucket
+            and self.key == key
         )
 
 
@@ -83,16 +108,28 @@ class BuiltFile:
     file_name: str
 
 
-_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
+ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
-    published_at, superseded_at, failed_at, error"""
+    published_at, superseded_at, failed_at, error, s3_bucket, s3_key, s3_etag, mirrored_at,
+    mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
+_MIRROR_COLUMNS = {
+    "s3_bucket": "bucket",
+    "s3_key": "key",
+    "s3_etag": "etag",
+    "mirrored_at": "verified_at",
+    "mirror_checked_at": "checked_at",
+    "mirror_failed_at": "failed_at",
+    "mirror_error": "error",
+    "mirror_uploaded_bytes": "uploaded_bytes",
+}
 
 
-def _row(record: asyncpg.Record) -> ArchiveRow:
+def archive_row(record: asyncpg.Record) -> ArchiveRow:
     values = dict(record)
     # jsonb keeps no key order: give every reader the documented order, zeros included.
     values["exclusions"] = full_counts(values["exclusions"], ALL_REASONS)
     values["results"] = full_counts(values["results"], ALL_TERMINATIONS)
+    values["mirror"] = MirrorRecord(**{_MIRROR_COLUMNS[c]: values.pop(c) for c in _MIRROR_COLUMNS})
     return ArchiveRow(**values)
 
 
@@ -102,27 +139,27 @@ def _row(record: asyncpg.Record) -> ArchiveRow:
 async def published_archives(conn: Connection) -> list[ArchiveRow]:
     """The manifest's rows: one per published month."""
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
     )
-    return [_row(r) for r in rows]
+    return [archive_row(r) for r in rows]
 
 
 async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:
     """A file that may be served: published, or superseded (its URL is cacheable forever)."""
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM archives "
+        f"SELECT {ROW_COLUMNS} FROM archives "
         "WHERE file_name = $1 AND state IN ('published', 'superseded')",
         file_name,
     )
-    return None if row is None else _row(row)
+    return None if row is None else archive_row(row)
 
 
 async def all_archives(conn: Connection, *, limit: int = 500) -> list[ArchiveRow]:
     """Every archive row, newest month first, for operators."""
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM archives ORDER BY month DESC, created_at DESC LIMIT $1", limit
+        f"SELECT {ROW_COLUMNS} FROM archives ORDER BY month DESC, created_at DESC LIMIT $1", limit
     )
-    return [_row(r) for r in rows]
+    return [archive_row(r) for r in rows]
 
 
 async def published_months(conn: Connection) -> set[str]:
@@ -132,9 +169,9 @@ async def published_months(conn: Connection) -> set[str]:
 
 async def published_for_month(conn: Connection, month: str) -> ArchiveRow | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM archives WHERE month = $1 AND state = 'published'", month
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE month = $1 AND state = 'published'", month
     )
-    return None if row is None else _row(row)
+    return None if row is None else archive_row(row)
 
 
 async def read_chunks(conn: Connection, archive_id: int, first_seq: int, count: int) -> list[bytes]:
@@ -236,7 +273,8 @@ async def publish(
     file_name = built.file_name if built else None
     async with conn.transaction():
         current = await conn.fetchrow(
-            f"SELECT {_COLUMNS} FROM archives WHERE month = $1 AND state = 'published' FOR UPDATE",
+            f"SELECT {ROW_COLUMNS} FROM archives "
+            "WHERE month = $1 AND state = 'published' FOR UPDATE",
             month,
         )
         if current is not None and current["file_name"] == file_name:
@@ -310,7 +348,7 @@ async def _drop(conn: Connection, archive_id: int) -> None:
 async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> ArchiveRow:
     row = await conn.fetchrow(
         "UPDATE archives SET games = $2, candidate_games = $3, excluded_games = $4, "
-        f"exclusions = $5, results = $6 WHERE id = $1 RETURNING {_COLUMNS}",
+        f"exclusions = $5, results = $6 WHERE id = $1 RETURNING {ROW_COLUMNS}",
         archive_id,
         counts.games,
         counts.candidate_games,
@@ -319,19 +357,7 @@ async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> Arch
         dict(counts.results),
     )
     assert row is not None
-    return _row(row)
-
-
-async def iter_archive_bytes(conn: Connection, archive_id: int) -> AsyncIterator[bytes]:
-    """Every chunk of an archive in order (used by the mirror and by tests)."""
-    seq = 0
-    while True:
-        chunks = await read_chunks(conn, archive_id, seq, 8)
-        if not chunks:
-            return
-        for chunk in chunks:
-            yield chunk
-        seq += len(chunks)
+    return archive_row(row)
 
 
 # --- failure records for the worker (additive: used by workers/jobs.py) ----------------------

@@ -1,4 +1,5 @@
-"""Reading a byte span of a stored archive from its 256 KiB chunks, a few chunks per query.
+"""Reading a byte span of a stored archive from its 256 KiB chunks in PostgreSQL, a few chunks
+per query: the one reader behind downloads, the S3 mirror and tests.
 
 A pool connection is held for one query only, never while bytes wait for a slow client: a
 multi-gigabyte download at modem speed would otherwise keep a connection for hours and a handful
@@ -9,6 +10,7 @@ chunks that are gone, which the reader reports as an integrity failure rather th
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from shared.archive_names import CHUNK_SIZE
@@ -97,3 +99,14 @@ class ChunkReader:
             pieces.append(span.piece(seq, data))
         self._next_seq = first + count
         return pieces
+
+
+async def iter_archive(
+    pool: Pool, archive_id: int, size: int, *, start: int = 0, end: int | None = None
+) -> AsyncIterator[memoryview]:
+    """Bytes ``[start, end)`` of a stored archive of ``size`` bytes, in order, a batch of
+    chunks per query. Raises ``ChunkReadError``."""
+    reader = ChunkReader(pool, archive_id, ChunkSpan(size, start, size if end is None else end))
+    while (batch := await reader.next_batch()) is not None:
+        for piece in batch:
+            yield piece

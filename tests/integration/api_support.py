@@ -73,12 +73,14 @@ async def serving(
     manifest_ttl: float = 3600.0,
     handler_cancellation: bool = False,
     redis_url: str = "redis://127.0.0.1:1/0",
+    settings: Settings | None = None,
 ) -> AsyncIterator[Client]:
     """The real app on a loopback port of its own, closed before the caller's pool. Redis
-    points at a closed port: the public API must not need it."""
+    points at a closed port unless ``settings`` say otherwise: the public API must not need
+    it."""
     from services.app import create_app
 
-    settings = Settings(database_url=db_dsn, redis_url=redis_url)
+    settings = settings or Settings(database_url=db_dsn, redis_url=redis_url)
     app = create_app(settings, pool=pool, manifest_ttl=manifest_ttl)
     server = RunAppLikeServer(app, handler_cancellation=handler_cancellation)
     async with TestClient(server) as client:

@@ -16,6 +16,7 @@ from shared.export import export_month
 from shared.game import Reason, Termination
 from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, build_manifest
 from shared.months import Month
+from shared.storage.chunks import iter_archive
 from tests.integration.rows import FIVE_MOVES, game_row, utc
 
 AUG = Month(2026, 8)
@@ -29,7 +30,8 @@ async def insert(pool: Pool, rows: list[tuple[object, ...]]) -> None:
 
 async def archive_bytes(pool: Pool, archive_id: int) -> bytes:
     async with pool.acquire() as conn:
-        return b"".join([c async for c in archive_store.iter_archive_bytes(conn, archive_id)])
+        size = await conn.fetchval("SELECT bytes FROM archives WHERE id = $1", archive_id)
+    return b"".join([bytes(c) async for c in iter_archive(pool, archive_id, size)])
 
 
 async def test_month_edges_are_exact(pool: Pool) -> None:

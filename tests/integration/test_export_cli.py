@@ -16,7 +16,8 @@ import asyncpg
 import pytest
 
 from shared.db import archive_store
-from shared.db.pool import connect
+from shared.db.pool import pool_from
+from shared.storage.chunks import iter_archive
 
 CLI = [sys.executable, "-m", "shared.cli.main"]
 
@@ -75,13 +76,11 @@ def test_seed_export_manifest_verify_and_checksums(db_dsn: str, tmp_path: Path) 
     entry = next(m for m in manifest["months"] if m["month"] == "2026-08")
 
     async def fetch() -> bytes:
-        conn = await connect(db_dsn)
-        try:
-            row = await archive_store.downloadable_archive(conn, entry["file"])
+        async with pool_from(db_dsn, max_size=1) as pool:
+            async with pool.acquire() as conn:
+                row = await archive_store.downloadable_archive(conn, entry["file"])
             assert row is not None
-            return b"".join([c async for c in archive_store.iter_archive_bytes(conn, row.id)])
-        finally:
-            await conn.close()
+            return b"".join([bytes(c) async for c in iter_archive(pool, row.id, row.bytes)])
 
     data = asyncio.run(fetch())
     archive = tmp_path / entry["file"]

@@ -16,7 +16,7 @@ IO_EDGES = (
     "shared.logs",
     "shared.export",
     "shared.job_queue",
-    "shared.mirror",
+    "shared.storage",  # PostgreSQL chunks and the S3 mirror
     "shared.db",
     "shared.cli",
     "shared.demo",  # the demo's servers and processes; not the pure shared.demo_* modules

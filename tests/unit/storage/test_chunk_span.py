@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.chunks import ChunkSpan
+from shared.storage.chunks import ChunkSpan
 from shared.archive_names import CHUNK_SIZE
 
 C = CHUNK_SIZE

@@ -1,0 +1,155 @@
+"""A real S3-compatible server for the mirror's tests: moto in server mode (``moto_server``),
+started as a separate process on a loopback port, plus a TCP relay in front of it that a test
+can cut mid-transfer (the store vanishing under an upload, its state kept)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.exceptions
+
+from tests.integration.conftest import free_port
+
+MOTO_SERVER = Path(sys.executable).with_name("moto_server")
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@contextlib.contextmanager
+def moto_server(*, auth: bool = False) -> Iterator[str]:
+    """``moto_server`` on a free loopback port; yields its endpoint URL. With ``auth`` it
+    checks credentials (and knows none, so every request is refused with 403)."""
+    port = free_port()
+    env = dict(os.environ)
+    if auth:
+        env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
+    process = subprocess.Popen(
+        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                client(endpoint).list_buckets()
+                break
+            except botocore.exceptions.ClientError:
+                break  # it answers (with auth on, by refusing)
+            except botocore.exceptions.EndpointConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def client(endpoint: str) -> Any:
+    """A plain boto3 client: the tests' independent view of the bucket."""
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
+    )
+
+
+def new_bucket(endpoint: str) -> str:
+    name = f"gpa-test-{uuid.uuid4().hex[:12]}"
+    client(endpoint).create_bucket(Bucket=name)
+    return name
+
+
+def object_bytes(endpoint: str, bucket: str, key: str) -> bytes:
+    body: bytes = client(endpoint).get_object(Bucket=bucket, Key=key)["Body"].read()
+    return body
+
+
+def incomplete_uploads(endpoint: str, bucket: str) -> list[str]:
+    reply = client(endpoint).list_multipart_uploads(Bucket=bucket)
+    return [u["Key"] for u in reply.get("Uploads", [])]
+
+
+class Relay:
+    """A TCP relay to ``upstream`` on a loopback port of its own. ``cut_after(n)`` makes it
+    drop every connection and stop listening once ``n`` bytes went upstream: to the client
+    the store is gone mid-upload, while the store keeps what it received."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = free_port()
+        self.forwarded = 0
+        self._limit: int | None = None
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.cut = asyncio.Event()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def cut_after(self, limit: int) -> None:
+        self._limit = self.forwarded + limit
+
+    async def start(self) -> None:
+        self.cut.clear()
+        self._limit = None
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._writers):
+            writer.transport.abort()
+        self._writers.clear()
+        self.cut.set()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        self._writers |= {writer, up_writer}
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, up: bool) -> None:
+            with contextlib.suppress(ConnectionError, OSError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+                    if up:
+                        self.forwarded += len(data)
+                        if self._limit is not None and self.forwarded >= self._limit:
+                            await self.stop()
+                            return
+            dst.close()
+
+        await asyncio.gather(
+            pump(reader, up_writer, True), pump(up_reader, writer, False), return_exceptions=True
+        )
+        self._writers -= {writer, up_writer}
+
+
+@contextlib.asynccontextmanager
+async def relay_to(endpoint: str) -> AsyncIterator[Relay]:
+    relay = Relay(int(endpoint.rsplit(":", 1)[1]))
+    await relay.start()
+    try:
+        yield relay
+    finally:
+        await relay.stop()
