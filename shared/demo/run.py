@@ -74,15 +74,15 @@ class DemoRun:
                 create_database(self.postgres.database_url("postgres"), DATABASE_NAME)
             )
             self.database_url = self.postgres.database_url(DATABASE_NAME)
-            what = "new database" if created else "database"
-            say(f"PostgreSQL 18 (embedded): {what} {DATABASE_NAME}, {_since(t0)}")
+            what = "created" if created else "reused"
+            say(f"PostgreSQL 18 (embedded, {what}): {self.database_url}, {_since(t0)}")
         else:
             say("PostgreSQL: DATABASE_URL (nothing started)")
         if self.redis_url is None:
             t0 = time.monotonic()
             self.redis = start_redis(self.data / "redis", log_file=self.logs / "redis.log")
             self.redis_url = self.redis.url
-            say(f"Redis (embedded, {self.redis.binary}): {self.redis.url}, {_since(t0)}")
+            say(f"Redis (private {self.redis.binary}): {self.redis.url}, {_since(t0)}")
         else:
             say("Redis: REDIS_URL (nothing started)")
 

@@ -1,0 +1,224 @@
+"""`gomoku-archive demo` end to end, as a newcomer runs it: its own PostgreSQL and Redis in a
+data folder, every closed month published through the real queue, a download checked with
+sha256sum -c and verify, then Ctrl-C with nothing left running or listening. A second start on
+the same folder comes up fast, and a demo given DATABASE_URL and REDIS_URL starts no server.
+Nothing here uses the machine's PostgreSQL or Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+import pytest
+
+from shared.months import Month, closed_months
+from tests.integration.conftest import free_port
+
+pytestmark = pytest.mark.slow
+
+GAMES_PER_MONTH = 150
+READY_TIMEOUT = 240.0
+STOP_WITHIN = 10.0
+"""Seconds from SIGINT to the demo's exit, every process included ("a few seconds")."""
+
+
+@dataclass
+class Demo:
+    process: subprocess.Popen[bytes]
+    output: Path
+    port: int
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def text(self) -> str:
+        return self.output.read_text(encoding="utf-8", errors="replace")
+
+    def wait_ready(self) -> float:
+        t0 = time.monotonic()
+        while "Ctrl-C stops it" not in self.text():
+            assert self.process.poll() is None, f"demo exited early:\n{self.text()}"
+            assert time.monotonic() - t0 < READY_TIMEOUT, f"demo not ready:\n{self.text()}"
+            time.sleep(0.2)
+        return time.monotonic() - t0
+
+    def descendants(self) -> list[psutil.Process]:
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+    def stop(self, signum: signal.Signals) -> float:
+        t0 = time.monotonic()
+        self.process.send_signal(signum)
+        code = self.process.wait(STOP_WITHIN + 20)
+        elapsed = time.monotonic() - t0
+        assert code == 0, self.text()
+        return elapsed
+
+
+StartDemo = Callable[..., Demo]
+"""``start_demo(data_folder, **environment)``: a running demo on a free port."""
+
+
+def demo_environment(**given: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "OPS_TOKEN", "LOG_FORMAT")
+    }
+    return {**env, **given}
+
+
+@pytest.fixture
+def start_demo(tmp_path: Path) -> Iterator[StartDemo]:
+    started: list[Demo] = []
+
+    def start(data: Path, **given: str) -> Demo:
+        port = free_port()
+        output = tmp_path / f"demo-{len(started)}.out"
+        with output.open("wb") as out:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "shared.cli.main",
+                    "demo",
+                    "--data",
+                    str(data),
+                    "--port",
+                    str(port),
+                    "--games-per-month",
+                    str(GAMES_PER_MONTH),
+                ],
+                env=demo_environment(**given),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        demo = Demo(process=process, output=output, port=port)
+        started.append(demo)
+        return demo
+
+    yield start
+    for demo in started:  # a failed test must not leave servers behind
+        if demo.process.poll() is None:
+            demo.process.send_signal(signal.SIGINT)
+            demo.process.wait(60)
+
+
+def get(url: str, **headers: str) -> bytes:
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body: bytes = response.read()
+        return body
+
+
+def postmaster_pid(data: Path) -> int:
+    return int((data / "postgres" / "postmaster.pid").read_text().split()[0])
+
+
+def tcp_listeners(process: psutil.Process) -> list[int]:
+    return [c.laddr.port for c in process.net_connections(kind="inet") if c.status == "LISTEN"]
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    demo = start_demo(data)
+    first_ready = demo.wait_ready()
+    out = demo.text()
+
+    # Every closed month is in the manifest, each with its file (every month has games).
+    expected = [str(m) for m in closed_months(Month(2026, 8), datetime.now(UTC))]
+    manifest = json.loads(get(f"{demo.base}/api/v1/database"))
+    months = {m["month"]: m for m in manifest["months"]}
+    assert sorted(months) == expected
+    assert all(m["file"] for m in months.values())
+
+    # The download the demo points at, checked as a downloader would.
+    download = re.search(r"one download\s+(\S+)", out)
+    assert download is not None, out
+    file_url = download.group(1)
+    name = file_url.rsplit("/", 1)[1]
+    (tmp_path / name).write_bytes(get(file_url))
+    (tmp_path / f"{name}.sha256").write_bytes(get(f"{file_url}.sha256"))
+    subprocess.run(["sha256sum", "-c", f"{name}.sha256"], cwd=tmp_path, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", "verify", str(tmp_path / name)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+    # /ops/ with the token it generated and showed.
+    token = re.search(r"\(token (\S+)\)", out)
+    assert token is not None, out
+    assert len(token.group(1)) >= 32
+    status = json.loads(get(f"{demo.base}/ops/api/status", Authorization=f"Bearer {token[1]}"))
+    assert status
+
+    # Its servers: PostgreSQL and Redis of its own, neither on a TCP port.
+    postgres = psutil.Process(postmaster_pid(data))
+    assert str(data) in " ".join(postgres.cmdline())
+    children = demo.descendants()
+    redis = [p for p in children if "redis-server" in p.name()]
+    assert len(redis) == 1
+    assert tcp_listeners(postgres) == []
+    assert tcp_listeners(redis[0]) == []
+    everything = [postgres, *children, *postgres.children(recursive=True)]
+
+    # Ctrl-C: everything stops within a few seconds; nothing is left running or listening.
+    assert demo.stop(signal.SIGINT) < STOP_WITHIN
+    _gone, alive = psutil.wait_procs(everything, timeout=2)
+    assert alive == [], [p.pid for p in alive]
+    assert not port_open(demo.port)
+    assert not (data / "postgres" / "postmaster.pid").exists()
+
+    # A second start on the same folder: no seeding, no initdb, up in seconds; SIGTERM stops it.
+    again = start_demo(data)
+    second_ready = again.wait_ready()
+    assert "already seeded" in again.text()
+    assert "(embedded, reused)" in again.text()
+    assert second_ready < max(first_ready, 30.0)
+    assert json.loads(get(f"{again.base}/api/v1/database"))["months"] == manifest["months"]
+    assert again.stop(signal.SIGTERM) < STOP_WITHIN
+    print(f"first start {first_ready:.1f} s, second start {second_ready:.1f} s")
+
+
+def test_demo_uses_the_servers_it_is_given(start_demo: StartDemo, tmp_path: Path) -> None:
+    # The servers another demo runs play "the user's own": given both URLs, a demo starts none.
+    owner = start_demo(tmp_path / "owner")
+    owner.wait_ready()
+    socket_dir = tmp_path / "owner" / "postgres"
+    given = {
+        "DATABASE_URL": f"postgresql://postgres@/gomoku_archive?host={socket_dir}",
+        "REDIS_URL": f"unix://{tmp_path / 'owner' / 'redis' / 'redis.sock'}?db=0",
+    }
+    guest_data = tmp_path / "guest"
+    guest = start_demo(guest_data, **given)
+    guest.wait_ready()
+    text = guest.text()
+    assert "PostgreSQL: DATABASE_URL (nothing started)" in text
+    assert "Redis: REDIS_URL (nothing started)" in text
+    assert not (guest_data / "postgres").exists()
+    assert not (guest_data / "redis").exists()
+    assert [p.name() for p in guest.descendants() if "redis" in p.name()] == []
+    assert guest.stop(signal.SIGINT) < STOP_WITHIN
+    # The owner's servers were not stopped by the guest.
+    assert json.loads(get(f"{owner.base}/api/v1/database"))["months"]
+    assert owner.stop(signal.SIGINT) < STOP_WITHIN
