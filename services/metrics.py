@@ -6,6 +6,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from shared.freshness import Freshness
+
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800)
@@ -61,6 +63,65 @@ class Metrics:
             "Seconds since the served manifest was loaded from the database",
             registry=r,
         )
+
+        # Freshness, from the database every few seconds in the background (services/freshness.py);
+        # the Helm chart's PrometheusRule alerts on these names.
+        self.unpublished_closed_months = Gauge(
+            "gomoku_unpublished_closed_months",
+            "Closed months from EXPORT_FIRST_MONTH on without a published archive",
+            registry=r,
+        )
+        self.oldest_unpublished_age = Gauge(
+            "gomoku_oldest_unpublished_month_age_seconds",
+            "Seconds since the oldest unpublished closed month closed (0 when all are published)",
+            registry=r,
+        )
+        self.last_publication = Gauge(
+            "gomoku_last_publication_timestamp_seconds",
+            "Unix time of the newest publication of an archive file (0 before the first)",
+            registry=r,
+        )
+        self.failed_months = Gauge(
+            "gomoku_export_failed_months",
+            "Months whose latest export failed (a failed build newer than their published file)",
+            registry=r,
+        )
+        self.freshness_refreshes = Counter(
+            "gomoku_freshness_refreshes",
+            "Reads of the archive tables for the freshness gauges, by outcome",
+            ("outcome",),
+            registry=r,
+        )
+        self.freshness_age = Gauge(
+            "gomoku_freshness_age_seconds",
+            "Seconds since the freshness gauges were last computed (+Inf before the first time)",
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "gomoku_job_queue_depth",
+            "Jobs in the arq queue, running ones included (NaN when Redis did not answer)",
+            registry=r,
+        )
+        self.queue_up = Gauge(
+            "gomoku_job_queue_up",
+            "1 when Redis answered the last read of the queue depth, else 0",
+            registry=r,
+        )
+        self.freshness_age.set(float("inf"))
+        self.queue_depth.set(float("nan"))
+
+    def show_freshness(self, freshness: Freshness) -> None:
+        """Set every freshness gauge from one computation (the only place that sets them)."""
+        published = freshness.last_published_at
+        self.unpublished_closed_months.set(freshness.unpublished_closed_months)
+        self.oldest_unpublished_age.set(freshness.oldest_unpublished_age_seconds)
+        self.last_publication.set(published.timestamp() if published is not None else 0)
+        self.failed_months.set(freshness.failed_months)
+
+    def show_queue_depth(self, depth: int | None) -> None:
+        """The queue's depth, or None when Redis did not answer in time."""
+        self.queue_up.set(depth is not None)
+        self.queue_depth.set(float("nan") if depth is None else depth)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

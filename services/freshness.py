@@ -1,0 +1,116 @@
+"""Keeps the freshness gauges of ``/metrics`` current: a background task reads the archive
+tables' summary every ``REFRESH_SECONDS`` (one small query), computes the freshness
+(``shared.freshness``) and the job queue's depth, and hands both to ``Metrics``. A scrape only
+renders what was computed last, so no request ever waits on PostgreSQL or Redis for them.
+
+When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
+Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+
+import redis.exceptions
+from aiohttp import web
+
+from services.keys import METRICS, POOL, SETTINGS
+from services.manifest_cache import RELOAD_ERRORS
+from services.metrics import Metrics
+from services.ops.state import LazyQueueClient
+from shared.db.pool import Pool
+from shared.db.stats import read_archive_stats
+from shared.errors import ArchiveError
+from shared.freshness import compute_freshness
+from shared.job_queue import QUEUE_NAME
+from shared.logs import get_logger
+from shared.settings import Settings
+
+log = get_logger(__name__)
+
+REFRESH_SECONDS = 15.0
+DATABASE_SECONDS = 5.0
+REDIS_SECONDS = 1.0
+_DATABASE_ERRORS: tuple[type[BaseException], ...] = (*RELOAD_ERRORS, TimeoutError, ArchiveError)
+_REDIS_ERRORS: tuple[type[BaseException], ...] = (
+    redis.exceptions.RedisError,
+    OSError,
+    TimeoutError,
+    ArchiveError,
+)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class FreshnessRefresher:
+    def __init__(
+        self,
+        pool: Pool,
+        settings: Settings,
+        metrics: Metrics,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self._pool = pool
+        self._first = settings.export_first_month
+        self._metrics = metrics
+        self._clock = clock
+        self._queue = LazyQueueClient(settings.redis_url)
+        self._computed_at: float | None = None
+        metrics.freshness_age.set_function(self.age)
+
+    def age(self) -> float:
+        """Seconds since the gauges were last computed from the database."""
+        if self._computed_at is None:
+            return float("inf")
+        return time.monotonic() - self._computed_at
+
+    async def refresh(self) -> None:
+        """One round: database gauges, then the queue depth; failures are logged, not raised."""
+        try:
+            async with asyncio.timeout(DATABASE_SECONDS), self._pool.acquire() as conn:
+                stats = await read_archive_stats(conn)
+        except _DATABASE_ERRORS as exc:
+            self._metrics.freshness_refreshes.labels("error").inc()
+            log.warning("freshness_refresh_failed", error=f"{type(exc).__name__}: {exc}")
+        else:
+            freshness = compute_freshness(stats, first=self._first, now=self._clock())
+            self._metrics.show_freshness(freshness)
+            self._metrics.freshness_refreshes.labels("ok").inc()
+            self._computed_at = time.monotonic()
+        self._metrics.show_queue_depth(await self._queue_depth())
+
+    async def _queue_depth(self) -> int | None:
+        try:
+            async with asyncio.timeout(REDIS_SECONDS):
+                client = await self._queue.get()
+                return int(await client.zcard(QUEUE_NAME))
+        except _REDIS_ERRORS:
+            return None
+
+    async def run(self, interval: float = REFRESH_SECONDS) -> None:
+        while True:
+            try:
+                await self.refresh()
+            except Exception:  # a bug must not stop the gauges for the process's lifetime
+                log.exception("freshness_refresh_crashed")
+            await asyncio.sleep(interval)
+
+    async def close(self) -> None:
+        await self._queue.close()
+
+
+async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
+    """``cleanup_ctx``: the refresher's task runs for the application's lifetime."""
+    refresher = FreshnessRefresher(app[POOL], app[SETTINGS], app[METRICS])
+    task = asyncio.create_task(refresher.run(), name="gomoku-freshness")
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await refresher.close()
