@@ -57,6 +57,9 @@ def configure_logging(
     root.setLevel(level)
     # aiohttp's own access logger is replaced by our canonical request line.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # boto3's debug output carries request signatures and credential ids: never, at any level.
+    for name in ("boto3", "botocore", "s3transfer", "urllib3"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _identity(

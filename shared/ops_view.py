@@ -21,6 +21,21 @@ MonthState = Literal["missing", "queued", "building", "published", "failed"]
 job, which outranks what the tables already say."""
 
 
+class MirrorFacts(Protocol):
+    """What the S3 mirror recorded (``shared.db.archive_store.MirrorRecord``)."""
+
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def verified_at(self) -> datetime | None: ...
+    @property
+    def checked_at(self) -> datetime | None: ...
+    @property
+    def failed_at(self) -> datetime | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
 class ArchiveFacts(Protocol):
     """The columns of an archive row the views use (``shared.db.archive_store.ArchiveRow``)."""
 
@@ -46,6 +61,8 @@ class ArchiveFacts(Protocol):
     def finished_at(self) -> datetime | None: ...
     @property
     def published_at(self) -> datetime | None: ...
+    @property
+    def mirror(self) -> MirrorFacts: ...
     @property
     def failed_at(self) -> datetime | None: ...
     @property
@@ -277,6 +294,13 @@ def _archive_doc(row: ArchiveFacts | None) -> dict[str, Any] | None:
         "failedAt": _iso(row.failed_at),
         "buildSeconds": seconds,
         "error": row.error,
+        "mirror": {
+            "key": row.mirror.key,
+            "verifiedAt": _iso(row.mirror.verified_at),
+            "checkedAt": _iso(row.mirror.checked_at),
+            "failedAt": _iso(row.mirror.failed_at),
+            "error": row.mirror.error,
+        },
     }
 
 

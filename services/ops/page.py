@@ -13,6 +13,7 @@ from shared.errors import InvalidMonth
 from shared.months import Month
 from shared.ops_view import (
     JobOutcome,
+    MirrorFacts,
     MonthStatus,
     QueuedJob,
     QueueSnapshot,
@@ -235,6 +236,7 @@ def _months_section(data: Dashboard, csrf: str) -> str:
         file_cell = '<span class="muted">—</span>'
         if pub is not None:
             file_cell = f"<code>{e(pub.file_name)}</code>" if pub.file_name else "no games, no file"
+            file_cell += _mirror_note(pub.mirror) if pub.file_name else ""
         build = None
         if pub is not None and pub.finished_at is not None:
             build = (pub.finished_at - pub.created_at).total_seconds()
@@ -281,6 +283,16 @@ def _months_section(data: Dashboard, csrf: str) -> str:
         "Action",
     ]
     return "<h2>Months</h2>" + _table(headers, rows, ident="months")
+
+
+def _mirror_note(mirror: MirrorFacts) -> str:
+    """The S3 copy's state under the file name (nothing when mirroring never touched it)."""
+    if mirror.verified_at is not None:
+        return f'<div class="muted">S3 copy verified {_when(mirror.checked_at)}</div>'
+    if mirror.error is not None:
+        when = _when(mirror.failed_at)
+        return f'<div class="error">S3 mirror failed {when}: {e(mirror.error)}</div>'
+    return ""
 
 
 def _rebuild_button(month: str, data: Dashboard, csrf: str) -> str:

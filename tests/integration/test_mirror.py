@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from arq import Retry
 
 from shared.archive_names import checksum_line
-from shared.db import mirror_store
+from shared.db import archive_store, mirror_store
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from shared.errors import MirrorFailed
@@ -34,7 +35,14 @@ from tests.integration.s3_support import (
     object_bytes,
     relay_to,
 )
-from tests.integration.worker_support import cli_env, close_context, job_context, run_cli
+from tests.integration.worker_support import (
+    cli_env,
+    close_context,
+    job_context,
+    last_closed_month,
+    run_cli,
+    seed_month,
+)
 from workers import context
 from workers.jobs import plan_months
 from workers.mirror_jobs import mirror_archive
@@ -395,3 +403,66 @@ async def test_refused_credentials_fail_the_job_once_with_a_clear_error(
     recorded = (await row_of(pool, row.id)).mirror
     assert recorded.verified_at is None
     assert recorded.error == str(failed.value)
+
+
+@pytest.mark.slow
+async def test_a_real_worker_publishes_then_mirrors(
+    pool: Pool, s3_settings: Settings, s3_endpoint: str
+) -> None:
+    """``gomoku-archive worker --burst``: the planner queues the month, the export publishes it
+    and queues ``mirror:<id>``, which uploads and verifies; ``jobs`` shows both results."""
+    month = last_closed_month()
+    await seed_month(s3_settings.database_url, month, 30)
+    env = mirror_env(s3_settings, EXPORT_FIRST_MONTH=str(month))
+    done = run_cli("worker", "--burst", env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    async with pool.acquire() as conn:
+        row = await archive_store.published_for_month(conn, str(month))
+    assert row is not None
+    assert row.file_name is not None
+    assert row.mirror.verified_at is not None
+    stored = object_bytes(s3_endpoint, str(s3_settings.s3_bucket), "db/" + row.file_name)
+    assert hashlib.sha256(stored).hexdigest() == row.sha256
+    mirror_lines = [json.loads(x) for x in done.stdout.splitlines() if '"mirror_job"' in x]
+    assert [(x["outcome"], x["archive_id"]) for x in mirror_lines] == [("uploaded", row.id)]
+    assert all("testing" not in x for x in done.stdout.splitlines()), "no credentials in logs"
+
+    jobs = json.loads(run_cli("jobs", "--json", env=env).stdout)
+    results = {r["id"]: r for r in jobs["jobs"]["recentResults"]}
+    assert results[f"mirror:{row.id}"]["success"] is True
+    assert results[f"mirror:{row.id}"]["outcome"] == "uploaded"
+
+
+@pytest.mark.slow
+async def test_refused_credentials_never_block_publication(
+    db_dsn: str, pool: Pool, s3_settings: Settings
+) -> None:
+    """A store that refuses every request: the month is published and served from PostgreSQL,
+    the mirror job fails once (no retries, no crash loop) and says why in ``jobs``."""
+    month = last_closed_month()
+    await seed_month(s3_settings.database_url, month, 30)
+    with moto_server(auth=True) as refusing:
+        env = mirror_env(s3_settings, EXPORT_FIRST_MONTH=str(month), S3_ENDPOINT_URL=refusing)
+        done = run_cli("worker", "--burst", env=env, timeout=120)
+        jobs = json.loads(run_cli("jobs", "--json", env=env).stdout)
+    assert done.returncode == 0, done.stderr
+    async with pool.acquire() as conn:
+        row = await archive_store.published_for_month(conn, str(month))
+    assert row is not None
+    assert row.mirror.verified_at is None
+    assert row.mirror.error is not None
+    assert "InvalidAccessKeyId" in row.mirror.error
+    mirror_lines = [json.loads(x) for x in done.stdout.splitlines() if '"mirror_job"' in x]
+    assert [x["outcome"] for x in mirror_lines] == ["failed"]
+    result = {r["id"]: r for r in jobs["jobs"]["recentResults"]}[f"mirror:{row.id}"]
+    assert result["success"] is False
+    assert result["attempt"] == 1
+    assert "InvalidAccessKeyId" in result["error"]
+    status = next(m for m in jobs["months"] if m["month"] == str(month))
+    assert status["published"]["mirror"]["verifiedAt"] is None
+    assert "InvalidAccessKeyId" in status["published"]["mirror"]["error"]
+
+    async with serving(db_dsn, pool, settings=s3_settings) as api:
+        r = await api.get(f"/api/v1/database/files/{row.file_name}", allow_redirects=False)
+        assert r.status == 200
+        assert hashlib.sha256(await r.read()).hexdigest() == row.sha256

@@ -22,6 +22,15 @@ T0 = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
+class Mirror:
+    key: str | None = None
+    verified_at: datetime | None = None
+    checked_at: datetime | None = None
+    failed_at: datetime | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Row:
     month: str
     state: str
@@ -36,6 +45,7 @@ class Row:
     published_at: datetime | None = None
     failed_at: datetime | None = None
     error: str | None = None
+    mirror: Mirror = Mirror()
 
 
 def published(month: str, at: datetime = T0) -> Row:

@@ -1,8 +1,10 @@
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from services.ops.page import Dashboard, dashboard_page, login_page
 from shared.months import Month
 from shared.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
+from tests.unit.test_ops_view import Mirror, published
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 EVIL = '<script>alert("x")</script>'
@@ -61,3 +63,25 @@ def test_login_page_has_no_secrets() -> None:
     html = login_page(message="wrong")
     assert 'type="password"' in html
     assert "wrong" in html
+
+
+def test_the_s3_copy_state_shows_under_the_file() -> None:
+    verified = replace(published("2026-08"), mirror=Mirror("db/a", NOW, NOW))
+    failing = replace(
+        published("2026-09"), mirror=Mirror(failed_at=NOW, error=f"S3 refused: {EVIL}")
+    )
+    months = month_statuses(
+        first=Month(2026, 8),
+        now=NOW,
+        archives=[verified, failing],
+        queue=None,
+        locked_months=set(),
+    )
+    html = dashboard_page(
+        Dashboard(NOW, Month(2026, 8), months, None, redis_error=None, database_error=None),
+        csrf="abc",
+        flash=None,
+    )
+    assert "S3 copy verified" in html
+    assert "S3 mirror failed" in html
+    assert "S3 refused: &lt;script&gt;" in html
