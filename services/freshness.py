@@ -1,6 +1,7 @@
 """Keeps the freshness gauges of ``/metrics`` current: a background task reads the archive
 tables' summary every ``REFRESH_SECONDS`` (one small query), computes the freshness
-(``shared.freshness``) and the job queue's depth, and hands both to ``Metrics``. A scrape only
+(``shared.freshness``), the S3 mirror's counts when a bucket is set, and the job queue's depth,
+and hands them to ``Metrics``. A scrape only
 renders what was computed last, so no request ever waits on PostgreSQL or Redis for them.
 
 When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
@@ -20,6 +21,7 @@ from services.keys import METRICS, POOL, SETTINGS
 from services.manifest_cache import RELOAD_ERRORS
 from services.metrics import Metrics
 from services.ops.state import LazyQueueClient
+from shared.db import mirror_store
 from shared.db.pool import Pool
 from shared.db.stats import read_archive_stats
 from shared.errors import ArchiveError
@@ -57,6 +59,7 @@ class FreshnessRefresher:
     ) -> None:
         self._pool = pool
         self._first = settings.export_first_month
+        self._bucket = settings.s3_bucket
         self._metrics = metrics
         self._clock = clock
         self._queue = LazyQueueClient(settings.redis_url)
@@ -74,12 +77,17 @@ class FreshnessRefresher:
         try:
             async with asyncio.timeout(DATABASE_SECONDS), self._pool.acquire() as conn:
                 stats = await read_archive_stats(conn)
+                mirror = None
+                if self._bucket is not None:
+                    mirror = await mirror_store.mirror_stats(conn, self._bucket)
         except _DATABASE_ERRORS as exc:
             self._metrics.freshness_refreshes.labels("error").inc()
             log.warning("freshness_refresh_failed", error=f"{type(exc).__name__}: {exc}")
         else:
             freshness = compute_freshness(stats, first=self._first, now=self._clock())
             self._metrics.show_freshness(freshness)
+            if mirror is not None:
+                self._metrics.show_mirror(mirror)
             self._metrics.freshness_refreshes.labels("ok").inc()
             self._computed_at = time.monotonic()
         self._metrics.show_queue_depth(await self._queue_depth())

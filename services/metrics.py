@@ -6,6 +6,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from shared.db.mirror_store import MirrorStats
 from shared.freshness import Freshness
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -107,6 +108,20 @@ class Metrics:
             "1 when Redis answered the last read of the queue depth, else 0",
             registry=r,
         )
+        # The S3 mirror, from the same background read when S3_BUCKET is set.
+        self.mirror_files = Gauge(
+            "gomoku_mirror_files",
+            "Served archive files by the state of their copy in the S3 bucket: verified (a "
+            "redirect target), pending (no verified copy yet) and failing (the latest mirror "
+            "attempt failed)",
+            ("state",),
+            registry=r,
+        )
+        self.mirror_uploaded_bytes = Gauge(
+            "gomoku_mirror_uploaded_bytes",
+            "Bytes the mirror has sent to the S3 bucket, first uploads and repairs, all archives",
+            registry=r,
+        )
         self.freshness_age.set(float("inf"))
         self.queue_depth.set(float("nan"))
 
@@ -117,6 +132,13 @@ class Metrics:
         self.oldest_unpublished_age.set(freshness.oldest_unpublished_age_seconds)
         self.last_publication.set(published.timestamp() if published is not None else 0)
         self.failed_months.set(freshness.failed_months)
+
+    def show_mirror(self, stats: MirrorStats) -> None:
+        """Set the mirror's gauges from one read of the archive rows."""
+        self.mirror_files.labels("verified").set(stats.mirrored)
+        self.mirror_files.labels("pending").set(stats.served_files - stats.mirrored)
+        self.mirror_files.labels("failing").set(stats.failing)
+        self.mirror_uploaded_bytes.set(stats.uploaded_bytes)
 
     def show_queue_depth(self, depth: int | None) -> None:
         """The queue's depth, or None when Redis did not answer in time."""

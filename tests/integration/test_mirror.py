@@ -15,6 +15,8 @@ import aiohttp
 import pytest
 from arq import Retry
 
+from services.freshness import FreshnessRefresher
+from services.metrics import Metrics
 from shared.archive_names import checksum_line
 from shared.db import archive_store, mirror_store
 from shared.db.archive_store import ArchiveRow
@@ -466,3 +468,26 @@ async def test_refused_credentials_never_block_publication(
         r = await api.get(f"/api/v1/database/files/{row.file_name}", allow_redirects=False)
         assert r.status == 200
         assert hashlib.sha256(await r.read()).hexdigest() == row.sha256
+
+
+async def test_metrics_count_the_bucket_copies(
+    pool: Pool, s3_settings: Settings, mirror: ArchiveMirror
+) -> None:
+    done = await publish_bytes(pool, "2026-08", random_bytes(100_000, seed=12))
+    await publish_bytes(pool, "2026-09", random_bytes(100_000, seed=13))
+    failing = await publish_bytes(pool, "2026-10", random_bytes(100_000, seed=14))
+    result = await mirror.mirror(done.id)
+    async with pool.acquire() as conn:
+        await mirror_store.record_failure(conn, failing.id, "S3 refused: AccessDenied")
+
+    metrics = Metrics()
+    refresher = FreshnessRefresher(pool, s3_settings, metrics)
+    try:
+        await refresher.refresh()
+    finally:
+        await refresher.close()
+    text = metrics.render().decode()
+    assert 'gomoku_mirror_files{state="verified"} 1.0' in text
+    assert 'gomoku_mirror_files{state="pending"} 2.0' in text
+    assert 'gomoku_mirror_files{state="failing"} 1.0' in text
+    assert f"gomoku_mirror_uploaded_bytes {float(result.uploaded_bytes)}" in text
