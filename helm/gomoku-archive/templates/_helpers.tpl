@@ -1,0 +1,94 @@
+{{/* Names, labels and the pieces every pod shares. */}}
+
+{{- define "gomoku-archive.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Release name + chart name, unless the release name already contains the chart name. */}}
+{{- define "gomoku-archive.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "gomoku-archive.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "gomoku-archive.labels" -}}
+helm.sh/chart: {{ include "gomoku-archive.chart" . }}
+{{ include "gomoku-archive.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: gomoku-archive
+{{- end }}
+
+{{- define "gomoku-archive.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gomoku-archive.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of one component: pass (dict "root" $ "component" "api"). */}}
+{{- define "gomoku-archive.componentLabels" -}}
+{{ include "gomoku-archive.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "gomoku-archive.componentSelectorLabels" -}}
+{{ include "gomoku-archive.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "gomoku-archive.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "gomoku-archive.secretName" -}}
+{{- default (include "gomoku-archive.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{- define "gomoku-archive.configMapName" -}}
+{{- include "gomoku-archive.fullname" . }}
+{{- end }}
+
+{{/* Settings and credentials, as every long-running container reads them. */}}
+{{- define "gomoku-archive.envFrom" -}}
+- configMapRef:
+    name: {{ include "gomoku-archive.configMapName" . }}
+- secretRef:
+    name: {{ include "gomoku-archive.secretName" . }}
+{{- end }}
+
+{{/* Pod-level settings every pod shares: no service-account token, the security context,
+pull secrets. */}}
+{{- define "gomoku-archive.podSpecCommon" -}}
+automountServiceAccountToken: false
+{{- with .Values.serviceAccountName }}
+serviceAccountName: {{ . }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end }}
+
+{{/* The writable scratch space of a read-only container. */}}
+{{- define "gomoku-archive.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end }}
+
+{{- define "gomoku-archive.tmpMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end }}

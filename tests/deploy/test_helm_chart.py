@@ -1,0 +1,419 @@
+"""The Helm chart, with a real helm and a real validator: ``helm lint --strict``, and the chart
+rendered with default values, with every option on, and with an existing Secret, each checked
+by ``kubernetes-validate --strict`` for Kubernetes 1.29 and 1.33 and against what the program
+really accepts (its commands, its port, its settings)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from services.metrics import Metrics
+from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
+from tests.deploy.helm_support import (
+    FULL_VALUES,
+    FULLNAME,
+    NAMESPACE,
+    Helm,
+    Manifest,
+    env_names,
+    find,
+    find_helm,
+    pod_specs,
+)
+
+KUBERNETES_VERSIONS = ("1.29", "1.33")
+EXISTING_SECRET = ("--set", "secrets.existingSecret=archive-credentials")
+VARIANTS = {"default": (), "full": ("-f", str(FULL_VALUES)), "existing-secret": EXISTING_SECRET}
+REMOVED_API_VERSIONS = {
+    "extensions/v1beta1",
+    "apps/v1beta1",
+    "apps/v1beta2",
+    "policy/v1beta1",
+    "autoscaling/v2beta1",
+    "autoscaling/v2beta2",
+    "networking.k8s.io/v1beta1",
+    "batch/v1beta1",
+    "rbac.authorization.k8s.io/v1beta1",
+}
+CURRENT_API_VERSIONS = {
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "policy/v1",
+    "autoscaling/v2",
+    "networking.k8s.io/v1",
+    "monitoring.coreos.com/v1",
+}
+
+
+@pytest.fixture(scope="module")
+def helm() -> Helm:
+    return Helm(find_helm())
+
+
+@pytest.fixture(scope="module")
+def rendered(helm: Helm) -> dict[str, list[Manifest]]:
+    return {name: helm.template(*args) for name, args in VARIANTS.items()}
+
+
+# --- helm itself --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["default", "full"])
+def test_helm_lint_strict(helm: Helm, variant: str) -> None:
+    done = helm.run("lint", "--strict", str(CHART), *VARIANTS[variant])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 chart(s) failed" in done.stdout
+    assert "[WARNING]" not in done.stdout and "[ERROR]" not in done.stdout
+
+
+def test_the_schema_rejects_bad_values(helm: Helm) -> None:
+    for bad in (
+        "config.exportFirstMonth=2026-13",
+        "secrets.opsToken=too-short",
+        "secrets.databaseUrl=mysql://x",
+        "api.autoscaling.enabled=maybe",
+        "nosuchvalue=1",
+    ):
+        done = helm.run("template", "x", str(CHART), "--set", bad)
+        assert done.returncode != 0, bad
+        assert "values don't meet the specifications of the schema" in done.stderr, bad
+
+
+def test_a_worker_killed_before_its_grace_ends_is_refused(helm: Helm) -> None:
+    done = helm.run(
+        "template", "x", str(CHART), "--set", "worker.graceSeconds=60",
+        "--set", "worker.terminationGracePeriodSeconds=60",
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "terminationGracePeriodSeconds must exceed worker.graceSeconds" in done.stderr
+
+
+# --- the Kubernetes schemas ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_kubernetes_validate_strict(helm: Helm, variant: str, version: str, tmp_path: Path) -> None:
+    manifest = tmp_path / f"{variant}.yaml"
+    manifest.write_text(helm.template_text(*VARIANTS[variant]))
+    done = run_tool(
+        tool("kubernetes-validate"), "--strict", "--kubernetes-version", version, str(manifest)
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "ERROR" not in output
+    # Only the Prometheus Operator's kinds are unknown to it; they are checked below instead.
+    for line in output.splitlines():
+        if line.startswith("WARN"):
+            assert re.search(r"kind (ServiceMonitor|PrometheusRule) with api version "
+                             r"monitoring\.coreos\.com/v1", line), line  # fmt: skip
+    passed = len(re.findall(r"passed for resource", output))
+    unknown = len(re.findall(r"Couldn't find schema", output))
+    assert passed + unknown == len(helm.template(*VARIANTS[variant]))
+
+
+def test_the_validator_really_rejects_a_bad_manifest(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {bogus: 1}\n")
+    done = run_tool(tool("kubernetes-validate"), "--strict", "-k", "1.29", str(bad))
+    assert done.returncode != 0
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_only_current_api_versions(rendered: dict[str, list[Manifest]], variant: str) -> None:
+    versions = {m["apiVersion"] for m in rendered[variant]}
+    assert not versions & REMOVED_API_VERSIONS
+    assert versions <= CURRENT_API_VERSIONS
+
+
+def test_what_each_variant_renders(rendered: dict[str, list[Manifest]]) -> None:
+    def kinds(variant: str) -> list[str]:
+        return sorted(m["kind"] for m in rendered[variant])
+
+    assert kinds("default") == sorted(
+        ["ConfigMap", "Secret", "Secret", "Deployment", "Deployment", "Service",
+         "PodDisruptionBudget", "Job"]
+    )  # fmt: skip
+    assert set(kinds("full")) - set(kinds("default")) == {
+        "HorizontalPodAutoscaler", "Ingress", "ServiceMonitor", "PrometheusRule"
+    }  # fmt: skip
+    assert "Secret" not in kinds("existing-secret")
+
+
+# --- pods -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_pod_is_locked_down(rendered: dict[str, list[Manifest]], variant: str) -> None:
+    specs = dict(pod_specs(rendered[variant]))
+    assert set(specs) == {f"{FULLNAME}-api", f"{FULLNAME}-worker", f"{FULLNAME}-migrate"}
+    for name, spec in specs.items():
+        assert spec["automountServiceAccountToken"] is False, name
+        pod = spec["securityContext"]
+        assert pod["runAsNonRoot"] is True and pod["runAsUser"] > 0, name
+        assert pod["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        tmp_volumes = {v["name"] for v in spec["volumes"] if "emptyDir" in v}
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True, name
+            assert context["allowPrivilegeEscalation"] is False, name
+            assert context["capabilities"] == {"drop": ["ALL"]}, name
+            mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+            assert mounts.get("/tmp") in tmp_volumes, f"{name}: /tmp is an emptyDir"
+            assert container["resources"]["requests"], name
+            assert container["image"] == "ghcr.io/gomoku-party/gomoku-archive:1.0.0"
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_containers_run_real_commands_with_real_settings(
+    rendered: dict[str, list[Manifest]], variant: str
+) -> None:
+    manifests = rendered[variant]
+    commands = {}
+    for name, spec in pod_specs(manifests):
+        (container,) = spec["containers"]
+        commands[name.removeprefix(FULLNAME + "-")] = parse_command(container["args"])
+        unknown = env_names(container, manifests) - setting_names()
+        assert not unknown, f"{name} sets variables nothing reads: {sorted(unknown)}"
+    assert {k: v.command for k, v in commands.items()} == {
+        "api": "serve", "worker": "worker", "migrate": "migrate"
+    }  # fmt: skip
+    assert commands["api"].host == "0.0.0.0"
+
+
+def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> None:
+    manifests = rendered["default"]
+    api = find(manifests, "Deployment", f"{FULLNAME}-api")
+    (container,) = api["spec"]["template"]["spec"]["containers"]
+    port = parse_command(container["args"]).port
+    assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert api["spec"]["replicas"] == 2
+    service = find(manifests, "Service")
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+    assert (
+        service["spec"]["selector"].items() <= api["spec"]["template"]["metadata"]["labels"].items()
+    )
+    worker = find(manifests, "Deployment", f"{FULLNAME}-worker")
+    assert (
+        not service["spec"]["selector"].items()
+        <= worker["spec"]["template"]["metadata"]["labels"].items()
+    ), "the Service must not send requests to workers"
+    pdb = find(manifests, "PodDisruptionBudget")
+    assert pdb["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
+
+
+def test_api_probes_can_be_turned_off(helm: Helm) -> None:
+    manifests = helm.template(
+        "--set", "api.readinessProbe.enabled=false", "--set", "api.livenessProbe.enabled=false"
+    )
+    (container,) = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert "readinessProbe" not in container and "livenessProbe" not in container
+
+
+def test_worker_liveness_and_termination(rendered: dict[str, list[Manifest]]) -> None:
+    worker = find(rendered["default"], "Deployment", f"{FULLNAME}-worker")
+    spec = worker["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    options = parse_command(container["args"])
+    assert spec["terminationGracePeriodSeconds"] > options.grace
+    probe = container["livenessProbe"]["exec"]["command"]
+    assert probe[0] == "gomoku-archive"
+    check = parse_command(probe[1:])
+    assert (check.command, check.check) == ("worker", True)
+    assert check.max_age >= 3 * 10, "three of the watchdog's 10 s beats at least"
+    assert container["livenessProbe"]["timeoutSeconds"] > 4, "the check's own Redis deadline"
+    assert "ports" not in container
+
+
+def test_migration_is_a_hook_that_can_read_its_database_url(
+    rendered: dict[str, list[Manifest]],
+) -> None:
+    for variant, secret_name in (
+        ("default", f"{FULLNAME}-migrate"),
+        ("existing-secret", "archive-credentials"),
+    ):
+        manifests = rendered[variant]
+        job = find(manifests, "Job")
+        annotations = job["metadata"]["annotations"]
+        assert annotations["helm.sh/hook"] == "pre-install,pre-upgrade"
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        (ref,) = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e]
+        assert ref == {"name": secret_name, "key": "DATABASE_URL"}
+        if variant == "default":
+            # Hooks run before the release's own resources exist: the Secret must be a hook too,
+            # created first.
+            secret = find(manifests, "Secret", secret_name)
+            hook = secret["metadata"]["annotations"]
+            assert hook["helm.sh/hook"] == annotations["helm.sh/hook"]
+            assert int(hook["helm.sh/hook-weight"]) < int(annotations["helm.sh/hook-weight"])
+        assert "ConfigMap" not in str(container), "the ConfigMap does not exist yet"
+
+
+def test_credentials_come_from_the_chart_secret_or_an_existing_one(
+    rendered: dict[str, list[Manifest]],
+) -> None:
+    own = find(rendered["full"], "Secret", FULLNAME)
+    assert set(own["stringData"]) == {
+        "DATABASE_URL", "REDIS_URL", "OPS_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
+    }  # fmt: skip
+    config = find(rendered["full"], "ConfigMap")["data"]
+    assert not set(config) & set(own["stringData"]), "no credential in the ConfigMap"
+    for variant, name in (("default", FULLNAME), ("existing-secret", "archive-credentials")):
+        for workload, spec in pod_specs(rendered[variant]):
+            if workload.endswith("-migrate"):
+                continue
+            (container,) = spec["containers"]
+            refs = [s["secretRef"]["name"] for s in container["envFrom"] if "secretRef" in s]
+            assert refs == [name], workload
+
+
+def test_the_s3_settings_reach_the_configmap(rendered: dict[str, list[Manifest]]) -> None:
+    default = find(rendered["default"], "ConfigMap")["data"]
+    assert not any(key.startswith("S3_") for key in default)
+    full = find(rendered["full"], "ConfigMap")["data"]
+    assert full["S3_BUCKET"] == "gomoku-archive"
+    assert full["S3_REDIRECT"] == "on"
+    assert full["CDN_BASE_URL"] == "https://cdn.example.com/archives"
+
+
+# --- the optional parts ----------------------------------------------------------------------
+
+
+def test_autoscaler_replaces_the_fixed_replica_count(rendered: dict[str, list[Manifest]]) -> None:
+    manifests = rendered["full"]
+    hpa = find(manifests, "HorizontalPodAutoscaler")
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": f"{FULLNAME}-api"
+    }  # fmt: skip
+    assert "replicas" not in find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]
+    assert find(manifests, "Deployment", f"{FULLNAME}-worker")["spec"]["replicas"] == 3
+
+
+def test_ingress_routes_to_the_service(rendered: dict[str, list[Manifest]]) -> None:
+    manifests = rendered["full"]
+    ingress = find(manifests, "Ingress")
+    service = find(manifests, "Service")
+    (rule,) = ingress["spec"]["rules"]
+    backend = rule["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == service["metadata"]["name"]
+    assert backend["port"]["name"] in {p["name"] for p in service["spec"]["ports"]}
+    assert ingress["spec"]["tls"] == [
+        {"secretName": "archive-tls", "hosts": ["archive.gomoku.example"]}
+    ]
+
+
+def test_service_monitor_scrapes_the_api(rendered: dict[str, list[Manifest]]) -> None:
+    manifests = rendered["full"]
+    monitor = find(manifests, "ServiceMonitor")
+    service = find(manifests, "Service")
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["path"] == "/metrics"
+    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+
+
+def test_prometheus_rule_alerts_on_metrics_the_api_exports(
+    rendered: dict[str, list[Manifest]],
+) -> None:
+    rule = find(rendered["full"], "PrometheusRule")
+    alerts = {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
+    assert set(alerts) == {
+        "GomokuArchiveMonthUnpublished", "GomokuArchiveExportsFailing",
+        "GomokuArchiveFreshnessUnknown",
+    }  # fmt: skip
+    exported = {name for metric in Metrics().registry.collect() for name in
+                [metric.name, *(s.name for s in metric.samples)]}  # fmt: skip
+    for alert in alerts.values():
+        used = set(re.findall(r"\bgomoku_[a-z_]+", alert["expr"]))
+        assert used and used <= exported, alert["expr"]
+        assert f'namespace="{NAMESPACE}"' in alert["expr"]
+        assert f'service="{FULLNAME}-api"' in alert["expr"]
+        assert alert["labels"]["severity"] == "warning"
+        assert alert["annotations"]["summary"]
+    unpublished = alerts["GomokuArchiveMonthUnpublished"]["expr"]
+    assert unpublished.startswith("max(gomoku_oldest_unpublished_month_age_seconds{")
+    assert unpublished.endswith("> 43200"), "12 hours after the month closed"
+    failing = alerts["GomokuArchiveExportsFailing"]
+    assert failing["expr"].endswith("> 0") and failing["for"] == "1h"
+
+
+# --- values and notes ----------------------------------------------------------------------
+
+
+PASSED_THROUGH = {"resources", "podSecurityContext", "securityContext", "hosts", "tls"}
+"""Blocks handed to Kubernetes as they are: a comment on the block describes them."""
+
+
+def test_every_value_is_documented() -> None:
+    lines = (CHART / "values.yaml").read_text(encoding="utf-8").splitlines()
+    ancestors: list[tuple[int, str]] = []
+    undocumented = []
+    for number, line in enumerate(lines):
+        match = re.match(r"^(\s*)([A-Za-z][\w.-]*):(.*)$", line)
+        if not match:
+            continue
+        indent, key, rest = len(match.group(1)), match.group(2), match.group(3).strip()
+        ancestors = [(i, k) for i, k in ancestors if i < indent]
+        inside_passed_through = any(k in PASSED_THROUGH for _, k in ancestors)
+        ancestors.append((indent, key))
+        next_line = lines[number + 1].lstrip() if number + 1 < len(lines) else ""
+        is_group = rest == "" and not next_line.startswith("-")
+        if (is_group and key not in PASSED_THROUGH) or inside_passed_through:
+            continue
+        previous = lines[number - 1].strip() if number else ""
+        if not previous.startswith("#"):
+            undocumented.append(".".join(k for _, k in ancestors))
+    assert undocumented == []
+
+
+def test_values_schema_is_valid_json_schema() -> None:
+    done = run_tool(
+        tool("check-jsonschema"), "--check-metaschema", str(CHART / "values.schema.json")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("variant", ["default", "full"])
+def test_notes_say_how_to_reach_it(helm: Helm, variant: str, tmp_path: Path) -> None:
+    # `helm template` does not print NOTES.txt and `helm install --dry-run` needs a cluster:
+    # render it through a copy of the chart where it is an ordinary template.
+    chart = tmp_path / "chart"
+    shutil.copytree(CHART, chart)
+    (chart / "templates" / "NOTES.txt").rename(chart / "notes-source.txt")
+    (chart / "templates" / "notes.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n"
+        'data:\n  notes: |\n{{ tpl (.Files.Get "notes-source.txt") . | indent 4 }}\n'
+    )
+    rendered = helm.template(*VARIANTS[variant], "--show-only", "templates/notes.yaml",
+                             chart=chart)  # fmt: skip
+    notes = rendered[0]["data"]["notes"]
+    if variant == "default":
+        assert f"port-forward service/{FULLNAME}-api 8080:80" in notes
+        assert "/ops/ is disabled" in notes
+    else:
+        assert "https://archive.gomoku.example/database/" in notes
+        assert "Operators: /ops/" in notes
+    assert "{{" not in notes
+
+
+def test_chart_metadata() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text(encoding="utf-8"))
+    assert chart["apiVersion"] == "v2"
+    assert chart["name"] == CHART.name
+    project = (CHART.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    version = re.search(r'^version = "([^"]+)"', project, re.MULTILINE)
+    assert version and chart["appVersion"] == version.group(1), "the image tag is the app version"
