@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from services.metrics import Metrics
+from shared.cli.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
     FULL_VALUES,
@@ -196,6 +197,10 @@ def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> Non
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert api["spec"]["replicas"] == 2
+    # Downloads in flight may take the serve command's whole shutdown timeout after SIGTERM.
+    assert api["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > (
+        SHUTDOWN_TIMEOUT_SECONDS
+    )
     service = find(manifests, "Service")
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     assert (
