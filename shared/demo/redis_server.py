@@ -100,9 +100,11 @@ def start_redis(directory: Path, *, log_file: Path) -> EmbeddedRedis:
                     f"Redis ({binary}) exited with status {process.returncode}: see {log_file}"
                 )
             if time.monotonic() > deadline:
-                server.stop()
                 raise DemoFailed(f"Redis ({binary}) did not answer in time: see {log_file}")
             time.sleep(0.05)
+    except BaseException:  # a failure or a stop signal: the caller never gets to stop it
+        server.stop()
+        raise
     finally:
         client.close()
     return server

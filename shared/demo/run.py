@@ -18,7 +18,7 @@ from typing import Any
 
 from shared.demo import DemoFailed
 from shared.demo.database import contiguous_runs, create_database, prepare
-from shared.demo.postgres_server import EmbeddedPostgres, start_postgres
+from shared.demo.postgres_server import EmbeddedPostgres, start_postgres, stop_postgres
 from shared.demo.processes import ServiceProcess, run_step, start_service, stop_services
 from shared.demo.redis_server import EmbeddedRedis, start_redis
 from shared.months import Month, closed_months
@@ -46,6 +46,7 @@ class DemoRun:
     redis_url: str | None
     environ: Mapping[str, str]
     postgres: EmbeddedPostgres | None = None
+    owns_postgres: bool = False
     redis: EmbeddedRedis | None = None
     services: list[ServiceProcess] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -69,6 +70,7 @@ class DemoRun:
         say(f"data folder: {self.data}")
         if self.database_url is None:
             t0 = time.monotonic()
+            self.owns_postgres = True
             self.postgres = start_postgres(self.data / "postgres")
             created = asyncio.run(
                 create_database(self.postgres.database_url("postgres"), DATABASE_NAME)
@@ -95,9 +97,17 @@ class DemoRun:
         while month <= Month.containing(now):
             wanted.append(month)
             month = month.next()
-        missing = asyncio.run(prepare(self.database_url, self.settings.games_table, wanted))
+        seeded = asyncio.run(prepare(self.database_url, self.settings.games_table))
+        # Seeding commits in batches, oldest month first: a run stopped midway leaves only its
+        # newest month partial, which seeding again completes (it skips rows it has).
+        unfinished = self.data / "seeding.unfinished"
+        if unfinished.exists() and seeded:
+            seeded.discard(max(seeded))
+        missing = [m for m in wanted if str(m) not in seeded]
         if not missing:
             say(f"games: already seeded from {first} through {wanted[-1]}")
+            return
+        unfinished.touch()
         for start, end in contiguous_runs(missing):
             t0 = time.monotonic()
             run_step(
@@ -115,6 +125,7 @@ class DemoRun:
                 log_file=self.logs / "seed.log",
             )
             say(f"games: seeded {start} through {end}, {games_per_month} a month, {_since(t0)}")
+        unfinished.unlink()
 
     def start_services(self) -> None:
         env = self.child_environment()
@@ -187,8 +198,8 @@ class DemoRun:
                 if self.redis is not None:
                     self.redis.stop()
             finally:
-                if self.postgres is not None:
-                    self.postgres.stop()
+                if self.owns_postgres:  # also when its start was interrupted midway
+                    stop_postgres(self.data / "postgres")
 
     def child_environment(self) -> dict[str, str]:
         assert self.database_url is not None
