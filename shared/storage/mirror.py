@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -97,6 +97,28 @@ def archive_headers(file_name: str) -> ObjectHeaders:
 def checksum_headers(file_name: str) -> ObjectHeaders:
     name = file_name + CHECKSUM_SUFFIX
     return ObjectHeaders(CHECKSUM_CONTENT_TYPE, attachment(name), IMMUTABLE_CACHE_CONTROL)
+
+
+async def cut_parts(pieces: AsyncIterable[memoryview], part_size: int) -> AsyncIterator[bytes]:
+    """``pieces`` regrouped into parts of exactly ``part_size`` bytes, the last one shorter.
+    Views of the pieces are joined once per part, so each byte is copied once."""
+    held: list[memoryview] = []
+    size = 0
+    async for whole in pieces:
+        piece = whole
+        while size + len(piece) >= part_size:
+            cut = part_size - size
+            held.append(piece[:cut])
+            part = b"".join(held)
+            held.clear()
+            size = 0
+            piece = piece[cut:]
+            yield part
+        if piece:
+            held.append(piece)
+            size += len(piece)
+    if held:
+        yield b"".join(held)
 
 
 class ArchiveMirror:
@@ -286,20 +308,12 @@ class _Attempt:
             ) from exc
 
     async def parts(self) -> AsyncIterator[bytes]:
-        """The archive in parts of ``part_size`` bytes (the last one shorter), assembled from
-        the chunks as they are needed: one part is read while the previous one uploads."""
-        part_size = self.store.part_size
-        buffer = bytearray()
-        async for piece in iter_archive(self.pool, self.row.id, self.row.bytes):
-            buffer += piece
-            if len(buffer) >= part_size:
-                part = bytes(buffer[:part_size])
-                del buffer[:part_size]
-                self.sent += len(part)
-                yield part
-        if buffer:
-            self.sent += len(buffer)
-            yield bytes(buffer)
+        """The archive in parts, read from the chunks as they are needed: one part is read
+        while the previous one uploads."""
+        pieces = iter_archive(self.pool, self.row.id, self.row.bytes)
+        async for part in cut_parts(pieces, self.store.part_size):
+            self.sent += len(part)
+            yield part
 
     async def record_verified(self, etag: str) -> None:
         async with self.pool.acquire() as conn:

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.storage.chunks import ChunkSpan
 from shared.archive_names import CHUNK_SIZE
+from shared.storage.chunks import ChunkSpan
 
 C = CHUNK_SIZE
 
