@@ -276,6 +276,8 @@ async def test_the_checksum_file(api: Client, published: Published) -> None:
     assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
     assert body == f"{row.sha256}  {row.file_name}\n".encode()
     assert response.headers["Content-Length"] == str(len(body))
+    disposition = f'attachment; filename="{row.file_name}.sha256"'
+    assert response.headers["Content-Disposition"] == disposition
     etag = response.headers["ETag"]
     assert etag.startswith('"') and etag != f'"{row.sha256}"'
     assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
