@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,37 +28,64 @@ CREDENTIALS = {
 }
 
 
-@contextlib.contextmanager
-def moto_server(*, auth: bool = False) -> Iterator[str]:
-    """``moto_server`` on a free loopback port; yields its endpoint URL. With ``auth`` it
-    checks credentials (and knows none, so every request is refused with 403)."""
-    port = free_port()
-    env = dict(os.environ)
-    if auth:
-        env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
-    process = subprocess.Popen(
-        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
+class MotoServer:
+    """``moto_server`` as a separate process on a loopback port of its own, which a test may
+    SIGKILL and start again on the same port (moto keeps nothing: a restarted one is empty).
+    With ``auth`` it checks credentials, and knows none, so it refuses every request (403)."""
+
+    def __init__(self, *, auth: bool = False) -> None:
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._env = dict(os.environ) | ({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if auth else {})
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self._process = subprocess.Popen(
+            [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(self.port)],
+            env=self._env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 20
         while True:
             try:
-                client(endpoint).list_buckets()
-                break
+                client(self.endpoint).list_buckets()
+                return
             except botocore.exceptions.ClientError:
-                break  # it answers (with auth on, by refusing)
+                return  # it answers (with auth on, by refusing)
             except botocore.exceptions.EndpointConnectionError:
-                if time.monotonic() > deadline or process.poll() is not None:
+                if time.monotonic() > deadline or self._process.poll() is not None:
                     raise
                 time.sleep(0.1)
-        yield endpoint
+
+    def kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(10)
+            self._process = None
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(10)
+            self._process = None
+
+
+@contextlib.contextmanager
+def moto_server(*, auth: bool = False) -> Iterator[str]:
+    """A ``MotoServer`` for the block; yields its endpoint URL."""
+    with running_moto(auth=auth) as server:
+        yield server.endpoint
+
+
+@contextlib.contextmanager
+def running_moto(*, auth: bool = False) -> Iterator[MotoServer]:
+    server = MotoServer(auth=auth)
+    server.start()
+    try:
+        yield server
     finally:
-        process.terminate()
-        process.wait(10)
+        server.stop()
 
 
 def client(endpoint: str) -> Any:
@@ -98,6 +125,7 @@ class Relay:
         self.port = free_port()
         self.forwarded = 0
         self._limit: int | None = None
+        self._then: Callable[[], None] | None = None
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.cut = asyncio.Event()
@@ -106,8 +134,11 @@ class Relay:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def cut_after(self, limit: int) -> None:
+    def cut_after(self, limit: int, then: Callable[[], None] | None = None) -> None:
+        """Cut once ``limit`` more bytes went upstream, then call ``then`` (e.g. kill the
+        store)."""
         self._limit = self.forwarded + limit
+        self._then = then
 
     async def start(self) -> None:
         self.cut.clear()
@@ -135,6 +166,8 @@ class Relay:
                     if up:
                         self.forwarded += len(data)
                         if self._limit is not None and self.forwarded >= self._limit:
+                            if self._then is not None:
+                                self._then()
                             await self.stop()
                             return
             dst.close()

@@ -1,7 +1,7 @@
 """The S3 mirror against a real S3-compatible server (moto in server mode, a separate process on
 loopback) and the real PostgreSQL: multipart uploads whose stored bytes equal the archive, the
-objects' headers, idempotent reruns, backfill, scrubbing and repair, the store vanishing
-mid-upload, refused credentials, and the API's redirects."""
+objects' headers, idempotent reruns, backfill, scrubbing and repair, the store vanishing or
+killed mid-upload, refused credentials, the API's redirects and the metrics."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from tests.integration.s3_support import (
     new_bucket,
     object_bytes,
     relay_to,
+    running_moto,
 )
 from tests.integration.worker_support import (
     cli_env,
@@ -491,3 +492,44 @@ async def test_metrics_count_the_bucket_copies(
     assert 'gomoku_mirror_files{state="pending"} 2.0' in text
     assert 'gomoku_mirror_files{state="failing"} 1.0' in text
     assert f"gomoku_mirror_uploaded_bytes {float(result.uploaded_bytes)}" in text
+
+
+async def test_the_store_killed_mid_upload_then_restarted(
+    db_dsn: str, pool: Pool, s3_settings: Settings
+) -> None:
+    """``moto_server`` SIGKILLed during the second part: the job asks for a retry and the file
+    is served from PostgreSQL; started again (empty: moto keeps nothing), the retry uploads and
+    verifies the whole file."""
+    data = random_bytes(BIG, seed=15)
+    row = await publish_bytes(pool, "2026-08", data)
+    assert row.file_name is not None
+    with running_moto() as store_server:
+        bucket = new_bucket(store_server.endpoint)
+        async with relay_to(store_server.endpoint) as relay:
+            settings = dataclasses.replace(
+                s3_settings, s3_bucket=bucket, s3_endpoint_url=relay.endpoint
+            )
+            store = S3Store(settings)
+            ctx = await job_context(settings, pool, now=row.created_at, job_id=f"mirror:{row.id}")
+            ctx[context.MIRROR] = ArchiveMirror(pool, store)
+            try:
+                relay.cut_after(PART + MIB, then=store_server.kill)
+                with pytest.raises(Retry):
+                    await mirror_archive(ctx, row.id)
+                async with serving(db_dsn, pool, settings=settings) as api:
+                    r = await api.get(f"/api/v1/database/files/{row.file_name}")
+                    assert r.status == 200
+                    assert await r.read() == data
+
+                store_server.start()
+                client(store_server.endpoint).create_bucket(Bucket=bucket)
+                await relay.start()
+                ctx["job_try"] = 2
+                summary = await mirror_archive(ctx, row.id)
+            finally:
+                await close_context(ctx)
+                store.close()
+        assert summary["outcome"] == "uploaded"
+        assert incomplete_uploads(store_server.endpoint, bucket) == []
+        assert object_bytes(store_server.endpoint, bucket, "db/" + row.file_name) == data
+    assert (await row_of(pool, row.id)).mirror.verified_at is not None
