@@ -5,22 +5,27 @@ and hands them to ``Metrics``. A scrape only
 renders what was computed last, so no request ever waits on PostgreSQL or Redis for them.
 
 When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
-Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does."""
+Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does.
+
+Redis is read with a plain client whose own socket timeouts bound each call, rather than by
+cancelling a call midway, which would leave a half-open connection behind; for the same reason
+shutdown waits for a round in progress (bounded by those timeouts) instead of cancelling it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
+import redis.asyncio
 import redis.exceptions
 from aiohttp import web
 
 from services.keys import METRICS, POOL, SETTINGS
 from services.manifest_cache import RELOAD_ERRORS
 from services.metrics import Metrics
-from services.ops.state import LazyQueueClient
 from shared.db import mirror_store
 from shared.db.pool import Pool
 from shared.db.stats import read_archive_stats
@@ -36,12 +41,8 @@ REFRESH_SECONDS = 15.0
 DATABASE_SECONDS = 5.0
 REDIS_SECONDS = 1.0
 _DATABASE_ERRORS: tuple[type[BaseException], ...] = (*RELOAD_ERRORS, TimeoutError, ArchiveError)
-_REDIS_ERRORS: tuple[type[BaseException], ...] = (
-    redis.exceptions.RedisError,
-    OSError,
-    TimeoutError,
-    ArchiveError,
-)
+_REDIS_ERRORS: tuple[type[BaseException], ...] = (redis.exceptions.RedisError, OSError)
+_STOP_SECONDS = DATABASE_SECONDS + 2 * REDIS_SECONDS + 1
 
 
 def _utc_now() -> datetime:
@@ -62,7 +63,13 @@ class FreshnessRefresher:
         self._bucket = settings.s3_bucket
         self._metrics = metrics
         self._clock = clock
-        self._queue = LazyQueueClient(settings.redis_url)
+        self._redis = redis.asyncio.Redis.from_url(
+            settings.redis_url,
+            socket_connect_timeout=REDIS_SECONDS,
+            socket_timeout=REDIS_SECONDS,
+            retry_on_timeout=False,
+        )
+        self._stopping = asyncio.Event()
         self._computed_at: float | None = None
         metrics.freshness_age.set_function(self.age)
 
@@ -94,22 +101,25 @@ class FreshnessRefresher:
 
     async def _queue_depth(self) -> int | None:
         try:
-            async with asyncio.timeout(REDIS_SECONDS):
-                client = await self._queue.get()
-                return int(await client.zcard(QUEUE_NAME))
+            return int(await self._redis.zcard(QUEUE_NAME))
         except _REDIS_ERRORS:
             return None
 
     async def run(self, interval: float = REFRESH_SECONDS) -> None:
-        while True:
+        """Refresh every ``interval`` seconds until ``stop()``."""
+        while not self._stopping.is_set():
             try:
                 await self.refresh()
             except Exception:  # a bug must not stop the gauges for the process's lifetime
                 log.exception("freshness_refresh_crashed")
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), interval)
+
+    def stop(self) -> None:
+        self._stopping.set()
 
     async def close(self) -> None:
-        await self._queue.close()
+        await self._redis.aclose()
 
 
 async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
@@ -119,6 +129,10 @@ async def keep_fresh(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        task.cancel()
+        refresher.stop()
+        # A round in progress ends within its own timeouts; cancel only one that does not.
+        done, _ = await asyncio.wait({task}, timeout=_STOP_SECONDS)
+        if not done:
+            task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await refresher.close()
