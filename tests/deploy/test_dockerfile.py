@@ -63,6 +63,10 @@ def test_dependencies_come_from_the_pinned_constraints() -> None:
     runs = [args for keyword, args in instructions() if keyword == "RUN" and "pip install" in args]
     assert len(runs) == 1
     assert "-c deploy/constraints.txt ." in runs[0]
+    assert "--only-binary=:all:" in runs[0], "no compiler needed, none used"
+    assert runs[0].endswith("pip uninstall --yes --quiet pip setuptools"), (
+        "no installer at run time"
+    )
 
 
 def test_runs_as_a_fixed_non_root_user() -> None:
