@@ -19,6 +19,10 @@ Memory is bounded: the input is decompressed in blocks, a line longer than ``MAX
 is reported and skipped rather than held, and only the first ``max_listed`` problems are kept
 (all are counted). Duplicate detection is the one structure that grows with the archive: 16
 bytes and a line number per game (about 20 MB for a million games), compared at the end.
+
+Time is bounded too, for gzip bombs: a run of blank lines is counted in one step, and after
+``MAX_PROBLEMS`` problems the text is no longer read (the gzip framing still is, at zlib's
+speed), so a gigabyte of bad short lines costs seconds, not a Python step per line.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ MAX_LINE_BYTES = 1024 * 1024
 """Longest accepted game line; a 225-move game is under 2 KiB."""
 MAX_LISTED = 20
 """Problems kept for the report by default; the rest are only counted."""
+MAX_PROBLEMS = 100_000
+"""Problems after which the text is no longer checked; the archive is plainly broken by then."""
+_BLANK_RUN = re.compile(rb"\n+")
 _OUTPUT_BLOCK = 256 * 1024
 _MAX_HEADER_BYTES = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -78,6 +85,7 @@ class ArchiveVerifier:
         checksum_file: bytes | None = None,
         max_listed: int = MAX_LISTED,
         max_line_bytes: int = MAX_LINE_BYTES,
+        max_problems: int = MAX_PROBLEMS,
     ) -> None:
         """``file_name`` is the archive's base name (enables the name checks);
         ``checksum_file`` the content of its ``.sha256`` file, None when there is none."""
@@ -85,6 +93,7 @@ class ArchiveVerifier:
         self._checksum_file = checksum_file
         self._max_listed = max_listed
         self._max_line = max_line_bytes
+        self._max_problems = max_problems
         self._notes: list[str] = []
         self._name_hash: str | None = None
         self._month: Month | None = None
@@ -103,6 +112,7 @@ class ArchiveVerifier:
         self._line = bytearray()
         self._line_no = 1
         self._skipping = False
+        self._text_stopped = False
         # games
         self._games = 0
         self._terminations = dict.fromkeys((t.value for t in Termination), 0)
@@ -176,6 +186,9 @@ class ArchiveVerifier:
 
     def _problem(self, line: int, check: Check, message: str) -> None:
         self._count += 1
+        kept = self._kept
+        if len(kept) >= self._max_listed and (not kept or -kept[0][0] <= line):
+            return  # it would be dropped at once: no line after the last one kept can stay
         heapq.heappush(self._kept, (-line, -self._count, Problem(line, check, message)))
         if len(self._kept) > self._max_listed:
             heapq.heappop(self._kept)  # the latest line seen: keep the first ones
@@ -319,8 +332,16 @@ class ArchiveVerifier:
     # -- lines --
 
     def _take_text(self, block: bytes) -> None:
+        if self._text_stopped:
+            return
         start = 0
         while True:
+            if self._count >= self._max_problems:
+                self._stop_text()
+                return
+            if not self._line and not self._skipping and block.startswith(b"\n", start):
+                start = self._blank_lines(block, start)
+                continue
             newline = block.find(b"\n", start)
             end = len(block) if newline < 0 else newline
             if not self._skipping:
@@ -348,7 +369,35 @@ class ArchiveVerifier:
             self._line_no += 1
             start = newline + 1
 
+    def _blank_lines(self, block: bytes, start: int) -> int:
+        """Report the run of blank lines at ``start`` in one step; returns where it ends.
+
+        Each blank line is still a problem of its own (counted, and listed if among the first),
+        but the run costs one regex match instead of a Python step per line: 1 GiB of newlines
+        took over half an hour the other way."""
+        run = _BLANK_RUN.match(block, start)
+        end = run.end() if run else start
+        count = min(end - start, self._max_problems - self._count)
+        listed = min(count, self._max_listed)
+        for line in range(self._line_no, self._line_no + listed):
+            self._problem(line, Check.BLANK_LINE, "blank line")
+        self._count += count - listed
+        self._line_no += count
+        return start + count
+
+    def _stop_text(self) -> None:
+        self._text_stopped = True
+        self._line.clear()
+        self._problem(
+            0,
+            Check.TOO_MANY_PROBLEMS,
+            f"stopped after {self._count:,} problems: the text from line {self._line_no:,} on "
+            "was not checked (its gzip framing was)",
+        )
+
     def _end_text(self) -> None:
+        if self._text_stopped:
+            return
         if self._line:
             self._problem(self._line_no, Check.NO_FINAL_LF, "the last line does not end with LF")
             self._check_line(bytes(self._line))

@@ -51,6 +51,7 @@ class Check(StrEnum):
     RESULT_MISMATCH = "result_mismatch"
     ORDER = "order"
     DUPLICATE_GN = "duplicate_gn"
+    TOO_MANY_PROBLEMS = "too_many_problems"
 
 
 class ChecksumStatus(StrEnum):

@@ -292,6 +292,37 @@ def test_file_level_problems_are_listed_first_even_when_the_cap_is_full() -> Non
     assert report.problem_count == 31
 
 
+def test_blank_lines_are_counted_one_by_one_whatever_the_chunks() -> None:
+    text = LINES[0] + "\n" * 1000 + LINES[1] + "\n\n" + LINES[2]
+    for chunk in (None, 1, 7, 300):
+        report = verify(gz(text), chunk=chunk, max_listed=3)
+        assert report.problem_count == 1002
+        assert found(report) == [(line, Check.BLANK_LINE) for line in (2, 3, 4)]
+        assert report.games == 3
+
+
+def test_after_too_many_problems_the_text_is_not_read_but_the_framing_is() -> None:
+    bad_crc = gz("x\n" * 30 + "\n" * 30 + "".join(LINES))
+    bad_crc = bad_crc[:-8] + b"\0\0\0\0" + bad_crc[-4:]
+    report = verify(bad_crc, max_problems=10, max_listed=5)
+    assert found(report) == [
+        (0, Check.TOO_MANY_PROBLEMS),
+        (0, Check.GZIP_CRC),
+        (1, Check.NOT_ONE_GAME),
+        (2, Check.NOT_ONE_GAME),
+        (3, Check.NOT_ONE_GAME),
+    ]
+    assert report.problems[0].message == (
+        "stopped after 10 problems: the text from line 11 on was not checked (its gzip framing was)"
+    )
+    assert report.problem_count == 12
+    assert report.games == 0
+    blank = verify(gz("\n" * 50 + "".join(LINES)), max_problems=10, max_listed=2)
+    assert found(blank) == [(0, Check.TOO_MANY_PROBLEMS), (1, Check.BLANK_LINE)]
+    assert blank.problem_count == 11
+    assert "from line 11 on" in blank.problems[0].message
+
+
 # --- one game ---------------------------------------------------------------------------------
 
 GAME_CASES = [
