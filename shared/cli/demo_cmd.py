@@ -60,6 +60,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     environ = os.environ  # the CLI is the composition root: children get this environment
     if args.games_per_month < 0:
         raise DemoFailed("--games-per-month must be 0 or more")
+    if args.port == 0:
+        raise DemoFailed("--port must be a fixed port, 1..65535: the demo prints its addresses")
     data = (args.data or default_data_dir(environ)).absolute()
     _require_free_port(args.port)
     demo = DemoRun(
