@@ -16,6 +16,11 @@ Choices where the RFC leaves room, each kept in one place below:
   no multipart/byteranges bodies are ever produced.
 - A Range in another unit is ignored; a ``bytes`` range-set that is invalid or has no
   satisfiable member gives 416 with ``Content-Range: bytes */<length>`` (§14.1.1, §15.5.17).
+
+Numbers are read strictly. A digit is ASCII DIGIT only (RFC 5234 B.1, which RFC 9110 §1.2
+imports): Python's ``\\d`` and ``int()`` also take Arabic-Indic or fullwidth digits, so every
+pattern here spells ``[0-9]``. And a position is a number of any length (§14.1.2): leading zeros
+are dropped before its size is judged, so ``-000...0001`` is the last byte, not the whole file.
 """
 
 from __future__ import annotations
@@ -104,10 +109,10 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _LONG_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MON = "|".join(_MONTHS)
-_TIME = r"(\d\d):(\d\d):(\d\d)"
-_IMF_FIXDATE = re.compile(rf"(?:{'|'.join(_DAYS)}), (\d\d) ({_MON}) (\d{{4}}) {_TIME} GMT")
-_RFC850 = re.compile(rf"(?:{'|'.join(_LONG_DAYS)}), (\d\d)-({_MON})-(\d\d) {_TIME} GMT")
-_ASCTIME = re.compile(rf"(?:{'|'.join(_DAYS)}) ({_MON}) ([ \d]\d) {_TIME} (\d{{4}})")
+_TIME = r"([0-9]{2}):([0-9]{2}):([0-9]{2})"
+_IMF_FIXDATE = re.compile(rf"(?:{'|'.join(_DAYS)}), ([0-9]{{2}}) ({_MON}) ([0-9]{{4}}) {_TIME} GMT")
+_RFC850 = re.compile(rf"(?:{'|'.join(_LONG_DAYS)}), ([0-9]{{2}})-({_MON})-([0-9]{{2}}) {_TIME} GMT")
+_ASCTIME = re.compile(rf"(?:{'|'.join(_DAYS)}) ({_MON}) ([ 0-9][0-9]) {_TIME} ([0-9]{{4}})")
 
 
 def format_http_date(instant: datetime) -> str:
@@ -167,15 +172,29 @@ class ByteRangeSpec:
 
 RangeParse = tuple[ByteRangeSpec, ...] | Literal["ignore", "invalid"]
 
-_INT_RANGE = re.compile(r"(\d+)-(\d*)")
-_SUFFIX_RANGE = re.compile(r"-(\d+)")
+_INT_RANGE = re.compile(r"([0-9]+)-([0-9]*)")
+_SUFFIX_RANGE = re.compile(r"-([0-9]+)")
 _HUGE = 10**18
-"""Positions with more digits than this are past any representation (and int() of thousands of
-digits is slow or refused), so they are clamped to a number larger than any length."""
+"""Positions with more significant digits than this are past any representation (and int() of
+thousands of digits is slow or refused), so they are clamped to a number larger than any
+length."""
+
+
+def _significant(digits: str) -> str:
+    return digits.lstrip("0") or "0"
 
 
 def _position(digits: str) -> int:
-    return int(digits) if len(digits) <= 18 else _HUGE
+    significant = _significant(digits)
+    return int(significant) if len(significant) <= 18 else _HUGE
+
+
+def _before(a: str, b: str) -> bool:
+    """Whether the number written ``a`` is less than the one written ``b``, exactly, whatever
+    their lengths: after the leading zeros, fewer digits is smaller, and equal lengths compare
+    digit by digit."""
+    a, b = _significant(a), _significant(b)
+    return (len(a), a) < (len(b), b)
 
 
 def parse_range(value: str) -> RangeParse:
@@ -183,7 +202,9 @@ def parse_range(value: str) -> RangeParse:
     is no unit at all), ``"invalid"`` when a bytes range-set does not parse or has a range whose
     last position is before its first."""
     unit, sep, range_set = value.strip(_OWS).partition("=")
-    if not sep or unit.lower() != "bytes":
+    # range-unit is a case-insensitive token (§14.1); isascii() keeps lower() from mapping
+    # another script's letters onto ASCII ones.
+    if not sep or not unit.isascii() or unit.lower() != "bytes":
         return "ignore"
     specs: list[ByteRangeSpec] = []
     for element in range_set.split(","):
@@ -191,11 +212,10 @@ def parse_range(value: str) -> RangeParse:
         if not item:
             continue
         if m := _INT_RANGE.fullmatch(item):
-            first = _position(m.group(1))
+            if m.group(2) and _before(m.group(2), m.group(1)):
+                return "invalid"  # §14.1.2: last-pos less than first-pos
             last = _position(m.group(2)) if m.group(2) else None
-            if last is not None and last < first:
-                return "invalid"
-            specs.append(ByteRangeSpec(first, last))
+            specs.append(ByteRangeSpec(_position(m.group(1)), last))
         elif m := _SUFFIX_RANGE.fullmatch(item):
             specs.append(ByteRangeSpec(None, _position(m.group(1))))
         else:
@@ -331,6 +351,9 @@ def _if_range_holds(
 # --- content coding of pre-compressed bodies (§12.5.3) ----------------------------------------
 
 
+_QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")
+
+
 def accepts_gzip(accept_encoding: str | None) -> bool:
     """Whether a gzip-coded body may be sent. No header, or gzip refused with ``q=0`` (or
     only ``*`` refused), means the identity coding."""
@@ -344,10 +367,9 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
         for param in params:
             name, _, raw = param.partition("=")
             if name.strip(_OWS).lower() == "q":
-                try:
-                    q = float(raw.strip(_OWS))
-                except ValueError:
-                    q = 0.0
+                # §12.4.2's qvalue grammar: float() would take "inf", "1e0", non-ASCII digits.
+                weight = raw.strip(_OWS)
+                q = float(weight) if _QVALUE.fullmatch(weight) else 0.0
         coding = coding.lower()
         if coding in ("gzip", "x-gzip"):
             gzip_q = q if gzip_q is None else max(gzip_q, q)

@@ -51,6 +51,7 @@ UNSATISFIABLE = Decision(416, content_range=f"bytes */{LENGTH}")
 
 # --- entity-tag lists ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -95,6 +96,7 @@ def test_strong_etag_rejects_a_quote() -> None:
 
 # --- HTTP dates ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -112,6 +114,13 @@ def test_strong_etag_rejects_a_quote() -> None:
         ("Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:37 GMT", None),
         ("1994-11-06T08:49:37Z", None),
         ("", None),
+        # Only ASCII DIGIT is a digit (RFC 9110 §5.6.7, RFC 5234 B.1): not Arabic-Indic,
+        # fullwidth or other Unicode digits, which Python's \\d and int() both accept.
+        ("Sun, ٠٦ Nov 1994 08:49:37 GMT", None),
+        ("Sun, 06 Nov １９９４ 08:49:37 GMT", None),
+        ("Sunday, 06-Nov-٩٤ 08:49:37 GMT", None),
+        ("Sun Nov  ٦ 08:49:37 1994", None),
+        ("Sun, 06 Nov 1994 ０8:49:37 GMT", None),
     ],
 )
 def test_parse_http_date(value: str, expected: datetime | None) -> None:
@@ -124,6 +133,7 @@ def test_format_http_date_is_imf_fixdate_truncated_to_the_second() -> None:
 
 
 # --- Range parsing ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("value", "expected"),
@@ -146,6 +156,20 @@ def test_format_http_date_is_imf_fixdate_truncated_to_the_second() -> None:
         ("0-499", "ignore"),
         ("", "ignore"),
         ("bytes=" + "9" * 5000 + "-", (ByteRangeSpec(10**18, None),)),
+        # Numbers of any length are numbers (§14.1.2): leading zeros do not make them large.
+        ("bytes=-" + "0" * 30 + "1", (ByteRangeSpec(None, 1),)),
+        ("bytes=" + "0" * 5000 + "7-" + "0" * 40 + "9", (ByteRangeSpec(7, 9),)),
+        ("bytes=" + "0" * 19 + "2-1", "invalid"),
+        # ... and last < first is decided exactly, whatever the length.
+        ("bytes=" + "1" * 30 + "-" + "1" * 29, "invalid"),
+        ("bytes=" + "1" * 29 + "-" + "1" * 30, (ByteRangeSpec(10**18, 10**18),)),
+        # Only ASCII digits, and only the ASCII unit name.
+        ("bytes=٠-٩", "invalid"),
+        ("bytes=-５", "invalid"),
+        ("bytes=1-²", "invalid"),
+        ("bytes=1_0-20", "invalid"),
+        ("bytes=1-1_0", "invalid"),
+        ("ｂｙｔｅｓ=0-1", "ignore"),
     ],
 )
 def test_parse_range(value: str, expected: object) -> None:
@@ -279,6 +303,7 @@ def test_decision_helpers() -> None:
 
 # --- Accept-Encoding -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -292,6 +317,11 @@ def test_decision_helpers() -> None:
         ("gzip;q=0", False),
         ("gzip; q=0.000", False),
         ("gzip;q=abc", False),
+        ("gzip;q=١", False),  # qvalue digits are ASCII (§12.4.2)
+        ("gzip;q=inf", False),
+        ("gzip;q=1e0", False),
+        ("gzip;q=0.5", True),
+        ("gzip;q=1.000", True),
         ("identity", False),
         ("deflate, br", False),
         ("*", True),
