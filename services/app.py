@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import hdrs, web
 
-from services import downloads, freshness, health, manifest_api, pages
+from services import bad_requests, downloads, freshness, health, manifest_api, pages
 from services.keys import MANIFEST, METRICS, MIRROR_STORE, POOL, SETTINGS
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
@@ -32,6 +32,7 @@ def create_app(
 ) -> web.Application:
     """The application; ``pool`` lets a caller (a test) share its own pool, which the app then
     uses but does not close."""
+    bad_requests.install()
     app = web.Application(middlewares=[observe])
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
@@ -66,7 +67,8 @@ def _routes(app: web.Application) -> None:
     r.add_get("/healthz", health.healthz)
     r.add_get("/readyz", health.readyz)
     r.add_get("/metrics", health.metrics)
-    # One route table: aiohttp answers other methods with 405 and `Allow: GET,HEAD`.
+    # One route table: aiohttp answers other methods with 405 and `Allow: GET,HEAD` (CONNECT,
+    # which no route can match, gets the same from services.middleware).
     assert all(route.method in (hdrs.METH_GET, hdrs.METH_HEAD) for route in r.routes())
 
 

@@ -80,7 +80,15 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
+PUBLIC_METHODS = (hdrs.METH_GET, hdrs.METH_HEAD)
+
+
 async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.method == hdrs.METH_CONNECT:
+        # CONNECT's target is a host and port, not a path (RFC 9110 §9.3.6, §7.1), so no
+        # route can match it and the router would say 404. No resource here is a tunnel: it
+        # is 405 with Allow (§15.5.6), as every other method the routes do not take.
+        return _from_http_exception(web.HTTPMethodNotAllowed(request.method, PUBLIC_METHODS))
     try:
         return await handler(request)
     except web.HTTPException as exc:
