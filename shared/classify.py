@@ -11,7 +11,7 @@ from datetime import datetime
 
 from shared.game import BOARD_SIZE, Reason, Result, Termination
 from shared.profile import GameRecord
-from shared.replay import coerce_moves, replay
+from shared.replay import parse_moves, replay
 
 _RESULTS = {r.value: r for r in Result}
 _TERMINATIONS = {t.value: t for t in Termination}
@@ -19,8 +19,8 @@ _TERMINATIONS = {t.value: t for t in Termination}
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """The columns of a candidate row that decide its fate (no player ids: they never leave
-    the database)."""
+    """The columns of a candidate row that decide its fate, in the source query's order (no
+    player ids: they never leave the database). ``moves`` is the column's JSON text."""
 
     id: uuid.UUID
     status: object
@@ -29,7 +29,7 @@ class Candidate:
     finished_at: datetime
     result: object
     termination: object
-    moves: object
+    moves: str | None
     time_control_seconds: object
     black_rating: object
     white_rating: object
@@ -56,7 +56,7 @@ def classify(row: Candidate) -> GameRecord | Reason:
         or row.finished_at < row.started_at
     ):
         return Reason.INCOMPLETE
-    moves = coerce_moves(row.moves)
+    moves = parse_moves(row.moves)
     if not isinstance(moves, list):
         assert moves.reason is not None
         return moves.reason

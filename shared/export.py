@@ -27,7 +27,11 @@ from shared.profile import game_line, order_key
 log = get_logger(__name__)
 
 _CHUNKS_PER_WRITE = 4
-"""Chunks buffered before one INSERT round trip: 1 MiB, the export's whole byte buffer."""
+"""Chunks buffered before one INSERT round trip: 1 MiB of compressed bytes."""
+_BLOCK_CHARS = 256 * 1024
+"""Formatted text gathered before it goes to the compressor thread as one block."""
+_PROGRESS_EVERY = 2000
+"""Rows between two progress reports (each one costs the terminal a redraw)."""
 
 Outcome = Literal["published", "unchanged", "restored", "skipped"]
 
@@ -121,28 +125,16 @@ async def _build(
 ) -> tuple[Counts, BuiltFile | None]:
     exclusions: Counter[str] = Counter()
     results: Counter[str] = Counter()
-    stream: ArchiveStream | None = None
-    pending = bytearray()
-    seq = 0
+    chunks = _ChunkWriter(write_conn, archive_id)
+    stream: _BackgroundStream | None = None
+    lines: list[str] = []
+    held = 0
     done = 0
     previous_key: tuple[object, str] | None = None
 
-    async def flush(final: bool) -> None:
-        nonlocal seq
-        whole = len(pending) if final else len(pending) - len(pending) % CHUNK_SIZE
-        chunks = [bytes(pending[i : i + CHUNK_SIZE]) for i in range(0, whole, CHUNK_SIZE)]
-        if chunks:
-            await archive_store.write_chunks(write_conn, archive_id, seq, chunks)
-            seq += len(chunks)
-            del pending[:whole]
-
-    async with (
-        pool.acquire() as read_conn,
-        read_conn.transaction(isolation="repeatable_read", readonly=True),
-    ):
-        candidates = await source.count_candidates(read_conn, table, month)
-        if progress is not None:
-            progress.start(month, candidates)
+    async with pool.acquire() as read_conn, source.snapshot(read_conn):
+        if progress is not None:  # the count is a second scan of the month: only for a bar
+            progress.start(month, await source.count_candidates(read_conn, table, month))
         async for row in source.stream_candidates(read_conn, table, month):
             done += 1
             verdict = classify(row)
@@ -154,12 +146,15 @@ async def _build(
                     raise ExportFailed(f"{month}: the source returned games out of archive order")
                 previous_key = key
                 results[verdict.termination.value] += 1
-                if stream is None:
-                    stream = ArchiveStream()
-                pending += stream.write(game_line(verdict).encode("utf-8"))
-                if len(pending) >= _CHUNKS_PER_WRITE * CHUNK_SIZE:
-                    await flush(final=False)
-            if progress is not None and done % 500 == 0:
+                line = game_line(verdict)
+                lines.append(line)
+                held += len(line)
+                if held >= _BLOCK_CHARS:
+                    stream = stream or _BackgroundStream()
+                    await chunks.add(await stream.write("".join(lines).encode("utf-8")))
+                    lines.clear()
+                    held = 0
+            if progress is not None and done % _PROGRESS_EVERY == 0:
                 progress.advance(done, done - sum(exclusions.values()))
     if progress is not None:
         progress.advance(done, done - sum(exclusions.values()))
@@ -172,20 +167,75 @@ async def _build(
         exclusions={r: exclusions[r] for r in ALL_REASONS},
         results={t: results[t] for t in ALL_TERMINATIONS},
     )
-    if stream is None:
+    if counts.games == 0:
         return counts, None
-    pending += stream.finish()
-    await flush(final=True)
+    stream = stream or _BackgroundStream()
+    await chunks.add(await stream.finish("".join(lines).encode("utf-8")))
+    await chunks.flush(final=True)
+    archive = stream.archive
     await archive_store.check_stored_bytes(
-        write_conn, archive_id, sha256=stream.sha256, size=stream.compressed_bytes
+        write_conn, archive_id, sha256=archive.sha256, size=archive.compressed_bytes
     )
     built = BuiltFile(
-        sha256=stream.sha256,
-        bytes=stream.compressed_bytes,
-        uncompressed_bytes=stream.uncompressed_bytes,
-        file_name=archive_file_name(month, stream.sha256),
+        sha256=archive.sha256,
+        bytes=archive.compressed_bytes,
+        uncompressed_bytes=archive.uncompressed_bytes,
+        file_name=archive_file_name(month, archive.sha256),
     )
     return counts, built
+
+
+class _BackgroundStream:
+    """``ArchiveStream`` fed in blocks from a worker thread, one block in flight: while zlib and
+    SHA-256 work on a block (both release the GIL on large buffers), the event loop reads,
+    classifies and formats the next one. The bytes are the same as feeding it line by line
+    (``ArchiveStream`` hands zlib fixed blocks whatever the write sizes)."""
+
+    def __init__(self) -> None:
+        self.archive = ArchiveStream()
+        self._busy: asyncio.Future[bytes] | None = None
+
+    async def write(self, block: bytes) -> bytes:
+        """Start compressing ``block``; returns what the previous block compressed to."""
+        out = await self._collect()
+        self._busy = asyncio.get_running_loop().run_in_executor(None, self.archive.write, block)
+        return out
+
+    async def finish(self, block: bytes) -> bytes:
+        """The rest of the archive: the previous block's bytes, ``block``'s, and the trailer."""
+        out = await self._collect()
+        return out + await asyncio.to_thread(self._write_and_finish, block)
+
+    def _write_and_finish(self, block: bytes) -> bytes:
+        return self.archive.write(block) + self.archive.finish()
+
+    async def _collect(self) -> bytes:
+        busy, self._busy = self._busy, None
+        return b"" if busy is None else await busy
+
+
+class _ChunkWriter:
+    """Cuts the compressed bytes into 256 KiB chunks and writes them a few at a time."""
+
+    def __init__(self, conn: Connection, archive_id: int) -> None:
+        self._conn = conn
+        self._archive_id = archive_id
+        self._pending = bytearray()
+        self._seq = 0
+
+    async def add(self, data: bytes) -> None:
+        self._pending += data
+        if len(self._pending) >= _CHUNKS_PER_WRITE * CHUNK_SIZE:
+            await self.flush(final=False)
+
+    async def flush(self, *, final: bool) -> None:
+        pending = self._pending
+        whole = len(pending) if final else len(pending) - len(pending) % CHUNK_SIZE
+        chunks = [bytes(pending[i : i + CHUNK_SIZE]) for i in range(0, whole, CHUNK_SIZE)]
+        if chunks:
+            await archive_store.write_chunks(self._conn, self._archive_id, self._seq, chunks)
+            self._seq += len(chunks)
+            del pending[:whole]
 
 
 async def _forget(conn: Connection, archive_id: int) -> None:

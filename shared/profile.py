@@ -283,6 +283,8 @@ def re_value(result: Result, termination: Termination) -> str:
 
 def utc_seconds(instant: datetime) -> datetime:
     """``instant`` in UTC with its sub-seconds truncated (not rounded); it must be aware."""
+    if instant.tzinfo is UTC:  # what asyncpg returns in a UTC session: no conversion needed
+        return instant.replace(microsecond=0)
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError("timestamps must be timezone-aware")
     return instant.astimezone(UTC).replace(microsecond=0)
@@ -290,8 +292,11 @@ def utc_seconds(instant: datetime) -> datetime:
 
 def format_timestamp(instant: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` in UTC, sub-seconds truncated (the XST and XET format)."""
-    t = utc_seconds(instant)
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+    # isoformat() truncates to whole seconds with timespec="seconds" and writes a 4-digit year:
+    # YYYY-MM-DDTHH:MM:SS, then "+00:00" for UTC, which becomes "Z".
+    if instant.tzinfo is not UTC:
+        instant = utc_seconds(instant)
+    return instant.isoformat(timespec="seconds")[:-6] + "Z"
 
 
 def format_dates(first: date, last: date) -> str:
@@ -300,6 +305,8 @@ def format_dates(first: date, last: date) -> str:
     Every date is listed; each after the first drops what it shares with the previous one, as
     FF[4] shortens date lists: ``2026-07-31,08-01``, ``2026-08-01,02``, ``2026-12-31,2027-01-01``.
     """
+    if last == first:  # most games: one date, date.isoformat() is YYYY-MM-DD
+        return first.isoformat()
     if last < first:
         raise ValueError("a game cannot finish before it starts")
     parts = [f"{first.year:04d}-{first.month:02d}-{first.day:02d}"]

@@ -40,6 +40,8 @@ faster than checking the four lines through each placed stone in Python.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -126,6 +128,14 @@ def _item_problem(item: object) -> str | None:
     return None
 
 
+_SHARED_MOVES: dict[str, tuple[Move, ...]] = {
+    color.value: tuple(Move(color, p % BOARD_SIZE, p // BOARD_SIZE) for p in range(POINTS))
+    for color in Color
+}
+"""One frozen ``Move`` per colour and on-board point, shared by every game (moves are
+immutable values): ``_SHARED_MOVES["B"][y * 15 + x] == Move(Color.BLACK, x, y)``."""
+
+
 def coerce_moves(raw: object) -> list[Move] | Verdict:
     """Turn the decoded JSON of a game's moves column into moves, or say why it cannot be.
 
@@ -139,12 +149,58 @@ def coerce_moves(raw: object) -> list[Move] | Verdict:
     if not raw:
         return _EMPTY
     moves: list[Move] = []
-    for ply, item in enumerate(raw, 1):
+    append = moves.append
+    shared = _SHARED_MOVES
+    size = BOARD_SIZE
+    for item in raw:
+        # Fast path, equivalent to the checks below for the common item: a plain dict with a
+        # colour "B"/"W" and int (not bool) coordinates on the board gives the shared Move.
+        if type(item) is dict:
+            x = item.get("x")
+            y = item.get("y")
+            if type(x) is int and type(y) is int and 0 <= x < size and 0 <= y < size:
+                color = item.get("color")
+                if color == "B" or color == "W":
+                    append(shared[color][y * size + x])
+                    continue
+        ply = len(moves) + 1
         problem = _item_problem(item)
         if problem is not None:
             return _malformed(ply, problem)
-        moves.append(Move(Color(item["color"]), item["x"], item["y"]))
+        assert isinstance(item, dict)
+        append(Move(Color(item["color"]), item["x"], item["y"]))
     return moves
+
+
+# jsonb's text form of a well-formed move list: keys ordered by length, then bytes ("x", "y",
+# "color"), ", " and ": " as separators. ASCII digits only, on-board coordinates only.
+_JSONB_ITEM = r'\{"x": (?:1[0-4]|[0-9]), "y": (?:1[0-4]|[0-9]), "color": "[BW]"\}'
+_JSONB_MOVES = re.compile(rf"\[{_JSONB_ITEM}(?:, {_JSONB_ITEM})*\]", re.ASCII)
+_JSONB_ITEMS = re.compile(_JSONB_ITEM, re.ASCII)
+_MOVE_BY_JSONB_ITEM: dict[str, Move] = {
+    f'{{"x": {m.x}, "y": {m.y}, "color": "{m.color.value}"}}': m
+    for moves in _SHARED_MOVES.values()
+    for m in moves
+}
+
+
+def parse_moves(text: str | None) -> list[Move] | Verdict:
+    """``coerce_moves`` of the moves column given as JSON text (SQL NULL as None).
+
+    Fast path: a list in jsonb's canonical text form whose every item is an on-board move is
+    read with two C-level regex passes into the shared moves, exactly what
+    ``coerce_moves(json.loads(text))`` returns for it; any other text takes that full path.
+    """
+    if text is None:
+        return _EMPTY
+    if _JSONB_MOVES.fullmatch(text):
+        table = _MOVE_BY_JSONB_ITEM
+        return [table[item] for item in _JSONB_ITEMS.findall(text)]
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return Verdict(Reason.MALFORMED, None, "the moves value is not JSON")
+    return coerce_moves(raw)
 
 
 # The two entry points below share one shape: a single pass that stops at the first malformed

@@ -141,6 +141,8 @@ class _Bar:
             TextColumn("{task.fields[rate]} games/s"),
             TimeRemainingColumn(),
             transient=True,
+            # Each redraw takes the GIL from the export: a few a second is plenty to watch.
+            refresh_per_second=4,
         )
         self._task: TaskID | None = None
         self._t0 = time.monotonic()

@@ -6,6 +6,8 @@ quoted here, which is the only reason this module builds SQL text."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import fields
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -32,6 +34,13 @@ def _candidates_where(table: str) -> str:
     )
 
 
+# Candidate's fields in order (it is built positionally); moves as jsonb's text, which the
+# classifier reads without a JSON decoder in the common case.
+_CANDIDATE_COLUMNS = ", ".join(
+    "moves::text AS moves" if f.name == "moves" else f.name for f in fields(Candidate)
+)
+
+
 def _bounds(month: Month) -> tuple[datetime, datetime]:
     # Naive UTC, to compare with the `AT TIME ZONE 'UTC'` expression.
     return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
@@ -47,13 +56,36 @@ async def stream_candidates(
 ) -> AsyncIterator[Candidate]:
     """Every candidate of ``month`` in archive order (finish second, then id), through a
     server-side cursor. The caller must hold a transaction on ``conn`` (one snapshot)."""
-    query = (
-        "SELECT id, status, board_size, started_at, finished_at, result, termination, moves, "
-        "time_control_seconds, black_rating, white_rating "
-        f"{_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
-    )
+    query = _candidates_query(table)
     async for record in conn.cursor(query, *_bounds(month), prefetch=prefetch):
-        yield Candidate(**dict(record))
+        yield Candidate(*record)
+
+
+def _candidates_query(table: str) -> str:
+    return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
+
+
+@asynccontextmanager
+async def snapshot(conn: Connection) -> AsyncIterator[None]:
+    """The export's view of the source table: one REPEATABLE READ, READ ONLY transaction, so
+    every row of the month comes from one consistent snapshot.
+
+    It also tells the planner to read the month in the index's order instead of sorting it. The
+    planner's row estimate for a range of ``date_trunc(...)`` is often far too low (hundreds for
+    a month of a hundred thousand), and then a bitmap scan plus an external sort looks cheaper:
+    gigabytes of temp files before the first row, for a big month. The export's role may only
+    SELECT, so it cannot ANALYZE the table or add statistics; these two planner settings are
+    its own (``SET LOCAL``: this transaction only), and with them the ordered index scan is the
+    plan whatever the estimates."""
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
+        await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
+        yield
+
+
+async def explain_candidates(conn: Connection, table: str, month: Month) -> str:
+    """The plan of the export's query, as run inside ``snapshot`` (for tests and operators)."""
+    rows = await conn.fetch(f"EXPLAIN {_candidates_query(table)}", *_bounds(month))
+    return "\n".join(r[0] for r in rows)
 
 
 def reference_schema(table: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +47,8 @@ def candidate(**overrides: Any) -> Candidate:
         "white_rating": 1400,
     }
     values.update(overrides)
+    # The source reads the column as JSON text (SQL NULL stays None).
+    values["moves"] = None if values["moves"] is None else json.dumps(values["moves"])
     return Candidate(**values)
 
 

@@ -321,3 +321,27 @@ def test_every_line_is_one_line_of_known_shape(
     assert line.startswith("(;FF[4]GM[4]CA[UTF-8]AP[GomokuParty:1.0]SZ[15]")
     assert line.count(";") == 1 + len(moves)
     assert line.isascii()
+
+
+def _timestamp_reference(instant: datetime) -> str:
+    """The plain formatting the fast path stands for."""
+    t = instant.astimezone(UTC).replace(microsecond=0)
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(2, 1, 1),
+        max_value=datetime(9998, 12, 31),
+        timezones=st.sampled_from(
+            [UTC, timezone(timedelta(0)), timezone(timedelta(hours=-9, minutes=-30))]
+        ),
+    )
+)
+def test_timestamp_fast_path_equals_the_plain_formatting(instant: datetime) -> None:
+    assert format_timestamp(instant) == _timestamp_reference(instant)
+
+
+@given(st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)))
+def test_a_one_day_game_has_one_date(day: date) -> None:
+    assert format_dates(day, day) == f"{day.year:04d}-{day.month:02d}-{day.day:02d}"

@@ -1,3 +1,4 @@
+import dataclasses
 from datetime import UTC, datetime
 
 from arq.cron import CronJob
@@ -6,7 +7,7 @@ from arq.worker import Function
 from shared.settings import Settings
 from workers.context import clock_of, settings_of
 from workers.main import worker_options
-from workers.retry_policy import MAX_TRIES
+from workers.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
 from workers.timeouts import EXPORT_CEILING_SECONDS
 
 SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
@@ -14,12 +15,25 @@ SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
 
 def test_the_export_function() -> None:
     options = worker_options(SETTINGS)
-    [export] = options["functions"]
+    [export, mirror] = options["functions"]
     assert isinstance(export, Function)
     assert export.name == "export_month"
     assert export.timeout_s == EXPORT_CEILING_SECONDS
     assert export.max_tries == MAX_TRIES
     assert export.keep_result_s == 24 * 3600
+    assert isinstance(mirror, Function)
+    assert mirror.name == "mirror_archive"
+    assert mirror.max_tries == MIRROR_MAX_TRIES
+
+
+def test_the_weekly_scrub_runs_only_with_a_bucket() -> None:
+    assert [c.name for c in worker_options(SETTINGS)["cron_jobs"]] == ["cron:plan_months"]
+    with_s3 = dataclasses.replace(SETTINGS, s3_bucket="gomoku-archives")
+    scrub = worker_options(with_s3)["cron_jobs"][1]
+    assert isinstance(scrub, CronJob)
+    assert scrub.name == "cron:scrub_mirror"
+    assert (scrub.weekday, scrub.hour, scrub.minute) == ("sun", 3, 30)
+    assert not scrub.run_at_startup
 
 
 def test_the_planner_runs_at_start_up_and_every_six_hours_utc() -> None:
