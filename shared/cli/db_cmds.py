@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime
 from types import TracebackType
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -132,7 +133,7 @@ def _human(result: ExportResult) -> str:
 class _Bar:
     """The export's progress on a terminal: candidates done of total, and games/s."""
 
-    def __init__(self, *, enabled: bool) -> None:
+    def __init__(self, *, enabled: bool, console: Console | None = None) -> None:
         self._enabled = enabled
         self._progress = Progress(
             TextColumn("{task.description}"),
@@ -143,6 +144,7 @@ class _Bar:
             transient=True,
             # Each redraw takes the GIL from the export: a few a second is plenty to watch.
             refresh_per_second=4,
+            console=console,
         )
         self._task: TaskID | None = None
         self._t0 = time.monotonic()
