@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import TYPE_CHECKING
 
 from shared.cli.runtime import database, load_settings, print_json, run
 from shared.db import archive_store
 from shared.errors import ArchiveError, ConfigError
-from shared.storage.mirror import ArchiveMirror, MirrorReport
-from shared.storage.s3 import S3Store
+
+if TYPE_CHECKING:
+    from shared.storage.mirror import ArchiveMirror, MirrorReport
 
 _MIB = 1024 * 1024
 
@@ -44,6 +46,9 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     settings = load_settings()
     if not settings.mirror_enabled:
         raise ConfigError("S3_BUCKET is not set: mirroring is off")
+    # boto3 takes a good part of a second to import: only this command pays for it.
+    from shared.storage.mirror import ArchiveMirror
+    from shared.storage.s3 import S3Store
 
     async def main() -> MirrorReport:
         async with database(settings, max_size=4) as pool:
@@ -71,6 +76,8 @@ async def _one(mirror: ArchiveMirror, name: str) -> MirrorReport:
         row = await archive_store.downloadable_archive(conn, name)
     if row is None:
         raise ArchiveError(f"no published or superseded archive is called {name!r}")
+    from shared.storage.mirror import MirrorReport
+
     report = MirrorReport()
     try:
         report.results.append(await mirror.mirror(row.id))
