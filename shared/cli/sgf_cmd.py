@@ -96,6 +96,11 @@ def report_lines(name: str, report: CheckReport) -> Iterator[str]:
             f"{name}:{finding.line}:{finding.column}: {finding.severity} {finding.code} "
             f"[game {game}, node {node}] {finding.message}"
         )
+    if report.unlisted:
+        yield (
+            f"{name}: ... and {report.unlisted:,} more findings "
+            f"(the first {len(report.findings):,} are listed)"
+        )
     yield f"{name}: {_count(report.errors, 'error')}, {_count(report.warnings, 'warning')}"
 
 
@@ -113,6 +118,7 @@ def report_document(name: str, report: CheckReport) -> dict[str, Any]:
         },
         "games": report.games,
         "findings": [_finding_document(finding) for finding in report.findings],
+        "unlisted": report.unlisted,
         "counts": {"errors": report.errors, "warnings": report.warnings},
     }
 
@@ -135,6 +141,7 @@ def _unreadable_document(name: str, reason: str) -> dict[str, Any]:
         "parse": None,
         "games": 0,
         "findings": [],
+        "unlisted": 0,
         "counts": {"errors": 0, "warnings": 0},
     }
 

@@ -3,7 +3,15 @@
 Pure code: nothing here reads or writes files; callers pass bytes or text in and get data back.
 """
 
-from shared.sgf.checker import CheckReport, Finding, RootInfo, check_chunks, check_sgf, resolve_root
+from shared.sgf.checker import (
+    MAX_LISTED_FINDINGS,
+    CheckReport,
+    Finding,
+    RootInfo,
+    check_chunks,
+    check_sgf,
+    resolve_root,
+)
 from shared.sgf.findings import FINDING_CODES, FindingCode, Severity
 from shared.sgf.parser import SgfParseError, iter_game_trees, parse
 from shared.sgf.points import BoardSize, parse_point, parse_size, point_name
@@ -12,6 +20,7 @@ from shared.sgf.writer import write_collection, write_game_tree
 
 __all__ = [
     "FINDING_CODES",
+    "MAX_LISTED_FINDINGS",
     "BoardSize",
     "CheckReport",
     "Finding",

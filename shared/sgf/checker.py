@@ -9,17 +9,23 @@ A finding names the game and node as ``node_path`` = ``"G:N"``: G is the game's 
 in the collection, N the node's number in FF[4]'s suggested numbering (§1: from 0 at the root,
 in the order the nodes are written in the file, variations included). When the input stops
 parsing, the games that were complete before the error are still checked.
+
+Games are checked as the parser streams them (``stream_game_trees``), node by node, so memory
+does not grow with a game: one board for the main-line replay, a flag per open variation, and
+at most ``MAX_LISTED_FINDINGS`` findings per file (the rest are counted). An 8 MB single-game
+file used to need about 1.5 GB as a tree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from shared.sgf.findings import FINDING_CODES, Severity, shown
-from shared.sgf.gomoku import replay_main_line
-from shared.sgf.parser import SgfParseError, TreeCharset, iter_game_trees_with_charsets
+from shared.sgf.gomoku import MainLineReplay
+from shared.sgf.parser import SgfParseError, TreeCharset, stream_game_trees
 from shared.sgf.pointcheck import Problem, check_points
 from shared.sgf.points import (
     MAX_LETTER_SIZE,
@@ -40,9 +46,11 @@ from shared.sgf.properties import (
     value_count_problem,
     value_shape_problem,
 )
-from shared.sgf.tree import GameTree, Node, Property
+from shared.sgf.tree import Node, Property
 
 GO, GOMOKU = 1, 4
+MAX_LISTED_FINDINGS = 10_000
+"""Findings kept per file, the first in file order; the others are only counted."""
 GOMOKU_DEFAULT_SIZE = BoardSize(15, 15)
 GO_DEFAULT_SIZE = BoardSize(19, 19)
 
@@ -67,16 +75,29 @@ class CheckReport:
     parse_error: SgfParseError | None
     games: int
     findings: tuple[Finding, ...]
+    """The first ``MAX_LISTED_FINDINGS`` findings in file order."""
+    counts: tuple[int, int] | None = None
+    """(errors, warnings) among all findings, listed or not; None: those of ``findings``."""
 
     @property
     def errors(self) -> int:
         """Error findings, plus one for a parse error."""
-        found = sum(1 for finding in self.findings if finding.severity == "error")
+        found = self.counts[0] if self.counts else self._listed("error")
         return found + (self.parse_error is not None)
 
     @property
     def warnings(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "warning")
+        return self.counts[1] if self.counts else self._listed("warning")
+
+    @property
+    def unlisted(self) -> int:
+        """Findings counted but not kept in ``findings``."""
+        if self.counts is None:
+            return 0
+        return sum(self.counts) - len(self.findings)
+
+    def _listed(self, severity: Severity) -> int:
+        return sum(1 for finding in self.findings if finding.severity == severity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,19 +115,68 @@ def check_sgf(data: bytes) -> CheckReport:
     return check_chunks([data])
 
 
-def check_chunks(chunks: Iterable[bytes]) -> CheckReport:
+def check_chunks(
+    chunks: Iterable[bytes], *, max_listed: int = MAX_LISTED_FINDINGS
+) -> CheckReport:
     """``check_sgf`` over a collection arriving in chunks (a file read piece by piece): memory
-    stays bounded by the largest game."""
-    findings: list[Finding] = []
+    stays bounded whatever the size of the collection or of one game."""
+    kept = _Findings(max_listed)
     games = 0
     parse_error: SgfParseError | None = None
+
+    def start_game(charset: TreeCharset) -> _GameChecker:
+        return _GameChecker(games + 1, charset, _Findings(max_listed))
+
     try:
-        for tree, charset in iter_game_trees_with_charsets(chunks):
+        for listener in stream_game_trees(chunks, start_game):
+            assert isinstance(listener, _GameChecker)
             games += 1
-            findings.extend(_GameChecker(games, tree, charset).run())
+            kept.merge(listener.finish())
     except SgfParseError as error:
-        parse_error = error
-    return CheckReport(parse_error, games, tuple(findings))
+        parse_error = error  # the game being read is not checked: its findings are dropped
+    listed = kept.listed()
+    counts = kept.counts()
+    # counts only when some findings were left out, so a report with all of them listed is
+    # equal to one built from its findings alone.
+    return CheckReport(parse_error, games, listed, counts if sum(counts) > len(listed) else None)
+
+
+class _Findings:
+    """The first ``limit`` findings in file order (a max-heap on position), and a count of
+    all by severity."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._heap: list[tuple[tuple[int, ...], Finding]] = []
+        self._errors = 0
+        self._warnings = 0
+
+    def add(self, key: tuple[int, ...], finding: Finding) -> None:
+        if finding.severity == "error":
+            self._errors += 1
+        else:
+            self._warnings += 1
+        self._push(key, finding)
+
+    def _push(self, key: tuple[int, ...], finding: Finding) -> None:
+        negated = tuple(-part for part in key)
+        heap = self._heap
+        if len(heap) < self._limit:
+            heapq.heappush(heap, (negated, finding))
+        elif heap and negated > heap[0][0]:
+            heapq.heapreplace(heap, (negated, finding))
+
+    def merge(self, other: _Findings) -> None:
+        self._errors += other._errors
+        self._warnings += other._warnings
+        for negated, finding in other._heap:
+            self._push(tuple(-part for part in negated), finding)
+
+    def listed(self) -> tuple[Finding, ...]:
+        return tuple(finding for _, finding in sorted(self._heap, reverse=True))
+
+    def counts(self) -> tuple[int, int]:
+        return self._errors, self._warnings
 
 
 def resolve_root(root: Node, problem: Problem | None = None) -> RootInfo:
@@ -160,26 +230,71 @@ def _ignore(code: str, where: Property | Node, message: str) -> None:
     pass
 
 
+# Findings are ordered by position; at one position, in the order the checks were written to
+# run: the root's board and charset, then the node checks, then ID001, then the replay.
+_ROOT_PHASE, _NODE_PHASE, _ID_PHASE, _REPLAY_PHASE = 0, 1, 2, 3
+
+
 class _GameChecker:
-    def __init__(self, number: int, tree: GameTree, charset: TreeCharset) -> None:
+    """Checks one top-level game tree as the parser streams it (a ``TreeListener``)."""
+
+    def __init__(self, number: int, charset: TreeCharset, findings: _Findings) -> None:
         self._number = number
-        self._tree = tree
         self._charset = charset
-        self._findings: list[Finding] = []
+        self._findings = findings
+        self._sequence = 0
         self._node_number = 0
+        self._paths: list[bool] = []
+        """Per open game tree: whether its path so far holds a game-info node."""
+        self._variation_closed = False
         self._old_identifier: tuple[Property, int] | None = None
         self._old_identifiers = 0
+        self._fallback_node: int | None = None
         self._info = RootInfo(None, None)
         self._quiet_moves: frozenset[str] | None = None
+        self._replay: MainLineReplay | None = None
 
-    def run(self) -> list[Finding]:
-        root = self._tree.nodes[0]
-        self._info = resolve_root(root, self._problem)
-        self._quiet_moves = _quiet_moves(self._info)
-        self._check_charset(root)
-        self._check_nodes()
+    # -- the parser's events --
+
+    def open_tree(self) -> None:
+        # A variation starts from the state after its parent's last node.
+        self._paths.append(self._paths[-1] if self._paths else False)
+
+    def close_tree(self) -> None:
+        self._paths.pop()
+        # The main line is the first variation at every branch, so its nodes are exactly
+        # those read before the first ")".
+        self._variation_closed = True
+
+    def node(self, node: Node) -> None:
+        number = self._node_number
+        if number == 0:
+            self._start(node)
+        props = node.properties
+        quiet = self._quiet_moves
+        # The usual ";B[hh]": a non-root node of one move whose value is fine on this board
+        # has nothing else to check.
+        if not (
+            number
+            and len(props) == 1
+            and props[0].ident in _MOVES
+            and len(props[0].values) == 1
+            and (quiet is None or props[0].values[0] in quiet)
+        ):
+            self._paths[-1] = self._check_node(node, self._paths[-1])
+        if self._replay is not None and not self._variation_closed:
+            self._phase = _REPLAY_PHASE
+            self._replay.node(node, number)
+            self._phase = _NODE_PHASE
+        if self._fallback_node is None and self._charset.fallback_count:
+            self._fallback_node = number
+        self._node_number = number + 1
+
+    def finish(self) -> _Findings:
+        """The game's findings, once its last ")" was read."""
         if self._old_identifier is not None:
             first, node_number = self._old_identifier
+            self._phase = _ID_PHASE
             self._add(
                 "ID001",
                 first,
@@ -187,12 +302,20 @@ class _GameChecker:
                 f"{_plural(self._old_identifiers, 'identifier')} with lowercase letters "
                 f"(FF[3] style); the first, {shown(first.ident)}, is read as {shown(first.name)}",
             )
-        if self._info.game == GOMOKU and self._info.size is not None:
-            replay_main_line(self._tree, self._info.size, self._gomoku_problem)
-        self._findings.sort(key=lambda finding: (finding.line, finding.column))
+        self._check_fallbacks()
+        if self._replay is not None:
+            self._phase = _REPLAY_PHASE
+            self._replay.finish()
         return self._findings
 
-    def _check_charset(self, root: Node) -> None:
+    # -- the root --
+
+    _phase = _ROOT_PHASE
+
+    def _start(self, root: Node) -> None:
+        self._phase = _ROOT_PHASE
+        self._info = resolve_root(root, self._problem)
+        self._quiet_moves = _quiet_moves(self._info)
         ca = root.get("CA")
         if ca is not None and not self._charset.known:
             self._problem(
@@ -201,39 +324,22 @@ class _GameChecker:
                 f"CA[{shown(ca.values[0])}] is not a charset this checker can "
                 "use (unknown, or not ASCII-compatible): text read as latin-1",
             )
+        if self._info.game == GOMOKU and self._info.size is not None:
+            self._replay = MainLineReplay(self._info.size, self._gomoku_problem)
+        self._phase = _NODE_PHASE
+
+    def _check_fallbacks(self) -> None:
         if self._charset.declared is not None and self._charset.fallbacks:
             first = self._charset.fallbacks[0]
-            count = len(self._charset.fallbacks)
+            count = self._charset.fallback_count
+            self._phase = _ROOT_PHASE
             self._add(
                 "CA002",
                 first,
-                -1,
+                self._fallback_node or 0,
                 f"{_plural(count, 'property', 'properties')} not valid "
                 f"{shown(self._charset.declared)}, the first {shown(first.ident)}: read as latin-1",
             )
-
-    def _check_nodes(self) -> None:
-        # Pre-order without recursion; each entry knows whether its path has a game-info node.
-        pending: list[tuple[GameTree, bool]] = [(self._tree, False)]
-        while pending:
-            tree, game_info_above = pending.pop()
-            quiet = self._quiet_moves
-            for node in tree.nodes:
-                props = node.properties
-                if len(props) == 1 and self._node_number:
-                    # The usual ";B[hh]": a non-root node of one move whose value is fine on
-                    # this board has nothing else to check.
-                    prop = props[0]
-                    if (
-                        prop.ident in _MOVES
-                        and len(prop.values) == 1
-                        and (quiet is None or prop.values[0] in quiet)
-                    ):
-                        self._node_number += 1
-                        continue
-                game_info_above = self._check_node(node, game_info_above)
-                self._node_number += 1
-            pending.extend((child, game_info_above) for child in reversed(tree.variations))
 
     def _check_node(self, node: Node, game_info_above: bool) -> bool:
         """Check one node; True when this node or one above it is a game-info node."""
@@ -332,24 +438,17 @@ class _GameChecker:
         self._add(code, where, node_number, message)
 
     def _add(self, code: str, where: Property | Node, node_number: int, message: str) -> None:
-        if node_number < 0:
-            node_number = self._node_of(where)
-        self._findings.append(
-            Finding(
-                code,
-                FINDING_CODES[code].severity,
-                where.line,
-                where.column,
-                f"{self._number}:{node_number}",
-                message,
-            )
+        self._sequence += 1
+        key = (self._number, where.line, where.column, self._phase, self._sequence)
+        finding = Finding(
+            code,
+            FINDING_CODES[code].severity,
+            where.line,
+            where.column,
+            f"{self._number}:{node_number}",
+            message,
         )
-
-    def _node_of(self, prop: Property | Node) -> int:
-        for number, node in enumerate(_preorder(self._tree)):
-            if prop is node or any(prop is candidate for candidate in node.properties):
-                return number
-        return 0
+        self._findings.add(key, finding)
 
 
 _MOVES = frozenset({"B", "W"})
@@ -376,8 +475,3 @@ def _board_moves(go: bool, columns: int, rows: int) -> frozenset[str]:
 
 def _plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
-def _preorder(tree: GameTree) -> Iterator[Node]:
-    for subtree in tree.walk():
-        yield from subtree.nodes

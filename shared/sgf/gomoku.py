@@ -86,134 +86,102 @@ class _Five:
     node: int
 
 
-@dataclass(slots=True)
-class _Replay:
-    """One pass over the main line: its moves, the problems found in move order, and the
-    final position."""
-
-    board: bytearray
-    moves: list[tuple[Property, int, int]]
-    """(move, node number, occupancy cell it filled or -1) for every move in order."""
-    problems: list[tuple[int, str, Property, int, str]]
-    """(move ordinal, code, move, node number, message) for GK001 and GK002."""
-    result: tuple[Property, int] | None = None
-    setup_after_moves: bool = False
-    first_five: int | None = None
-    """With ``each_move``: the ordinal of the move that made the first five."""
-
-
 def _makes_five(board: bytearray, cells: tuple[int, ...], stone: int) -> bool:
     five = _FIVES[stone]
     return any(five in board[cell - 4 : cell + 5] for cell in cells)
-
-
-def _has_five(board: bytearray) -> bool:
-    return _FIVES[1] in board or _FIVES[2] in board
-
-
-def replay_main_line(tree: GameTree, size: BoardSize, report: Report) -> None:
-    """Replay ``tree``'s main line on a ``size`` board, reporting GK001, GK002, GK004 and GK005
-    problems through ``report``.
-
-    Stones are never lifted by moves, so a five made at any move is still there at the end: one
-    search of the final position, and one with the last stone lifted, settle nearly every game.
-    Only when a five came earlier (or setup nodes follow moves) is the line replayed, searching
-    after each move, to find the move that made it."""
-    layout = _layout(size.columns, size.rows)
-    replay = _replay(tree, size, layout, each_move=False)
-    five_at: int | None = None
-    if _has_five(replay.board):
-        last = replay.moves[-1] if replay.moves else None
-        lifted = False
-        if last is not None and last[2] >= 0 and not replay.setup_after_moves:
-            board, cells = replay.board, layout.cells[last[0].values[0]]
-            stone = board[cells[0]]
-            board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = 0
-            lifted = not _has_five(board)
-            board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
-        if lifted:
-            five_at = len(replay.moves) - 1
-        else:
-            replay = _replay(tree, size, layout, each_move=True)
-            five_at = replay.first_five
-    for ordinal, code, move, node_number, message in replay.problems:
-        if five_at is not None and ordinal > five_at:
-            break
-        report(code, move, node_number, message)
-    five: _Five | None = None
-    if five_at is not None:
-        move, node_number, _ = replay.moves[five_at]
-        five = _Five(_colour(move), move.values[0], node_number)
-        if five_at + 1 < len(replay.moves):
-            after, after_node, _ = replay.moves[five_at + 1]
-            report(
-                "GK004",
-                after,
-                after_node,
-                f"{_colour(after)}[{shown(after.values[0])}] is played after "
-                f"{_COLOUR_NAMES[five.colour]}'s five at {five.point} (node {five.node}) "
-                "ended the game",
-            )
-    if replay.result is not None:
-        last_move_made_five = five_at is not None and five_at == len(replay.moves) - 1
-        prop, node_number = replay.result
-        _check_result(prop, node_number, five, last_move_made_five, report)
 
 
 def _colour(move: Property) -> str:
     return move.ident if move.ident in _OTHER else move.name
 
 
-def _replay(tree: GameTree, size: BoardSize, layout: _Layout, *, each_move: bool) -> _Replay:
-    board = bytearray(layout.size)
-    index = layout.cells
-    replay = _Replay(board, [], [])
-    moves, problems = replay.moves, replay.problems
-    to_play: str | None = None
-    to_play_from_pl = False
+def replay_main_line(tree: GameTree, size: BoardSize, report: Report) -> None:
+    """Replay ``tree``'s main line on a ``size`` board, reporting GK001, GK002, GK004 and GK005
+    problems through ``report``."""
+    replay = MainLineReplay(size, report)
     for node_number, node in enumerate(tree.main_line()):
+        replay.node(node, node_number)
+    replay.finish()
+
+
+class MainLineReplay:
+    """The main line's nodes fed one at a time, in order, so a game of any length is replayed in
+    the memory of one board (the checker streams games too large to hold as a tree).
+
+    After each move the nine cells around its point in each of its four lines are searched for
+    a five: four C-level searches per move. Moves after the first five are only counted: the
+    next one is GK004, and none of them can change what the five says about RE."""
+
+    def __init__(self, size: BoardSize, report: Report) -> None:
+        self._size = size
+        self._layout = _layout(size.columns, size.rows)
+        self._board = bytearray(self._layout.size)
+        self._report = report
+        self._to_play: str | None = None
+        self._to_play_from_pl = False
+        self._five: _Five | None = None
+        self._moves_after_five = 0
+        self._result: tuple[Property, int] | None = None
+
+    def node(self, node: Node, node_number: int) -> None:
+        board, index = self._board, self._layout.cells
         props = node.properties
         if len(props) == 1 and props[0].ident in _OTHER:
             move: Property | None = props[0]  # the usual ";B[hh]" node
         else:
-            move, to_play_pl, result, setup = _read_node(node, board, index)
-            replay.setup_after_moves |= setup and bool(moves)
+            move, to_play_pl, result, _ = _read_node(node, board, index)
             if to_play_pl is not None:
-                to_play, to_play_from_pl = to_play_pl, True
-            if result is not None and replay.result is None:
-                replay.result = result, node_number
+                self._to_play, self._to_play_from_pl = to_play_pl, True
+            if result is not None and self._result is None:
+                self._result = result, node_number
         if move is None:
-            continue
-        ordinal = len(moves)
+            return
         colour = _colour(move)
+        five = self._five
+        if five is not None:
+            self._moves_after_five += 1
+            if self._moves_after_five == 1:
+                self._report(
+                    "GK004",
+                    move,
+                    node_number,
+                    f"{colour}[{shown(move.values[0])}] is played after "
+                    f"{_COLOUR_NAMES[five.colour]}'s five at {five.point} (node {five.node}) "
+                    "ended the game",
+                )
+            return
+        to_play = self._to_play
         if to_play is not None and colour != to_play:
             message = (
                 f"PL[{to_play}] says {_COLOUR_NAMES[to_play]} is to play, but "
                 f"{_COLOUR_NAMES[colour]} moves"
-                if to_play_from_pl
+                if self._to_play_from_pl
                 else f"{_COLOUR_NAMES[colour]} moves twice in a row"
             )
-            problems.append((ordinal, "GK001", move, node_number, message))
-        to_play, to_play_from_pl = _OTHER[colour], False
+            self._report("GK001", move, node_number, message)
+        self._to_play, self._to_play_from_pl = _OTHER[colour], False
         value = move.values[0]
-        cells = None if is_pass(value, size) else index.get(value)
+        cells = None if is_pass(value, self._size) else index.get(value)
         if cells is not None and board[cells[0]]:
             held = "black" if board[cells[0]] == _STONES["B"] else "white"
             message = (
                 f"{colour}[{shown(value)}] is played on a point that already holds a {held} stone"
             )
-            problems.append((ordinal, "GK002", move, node_number, message))
+            self._report("GK002", move, node_number, message)
             cells = None
         if cells is None:
-            # A pass, not a point, off the board (the node checks say so), or occupied.
-            moves.append((move, node_number, -1))
-            continue
-        moves.append((move, node_number, cells[0]))
+            return  # a pass, not a point, off the board (the node checks say so), or occupied
         stone = _STONES[colour]
         board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
-        if each_move and replay.first_five is None and _makes_five(board, cells, stone):
-            replay.first_five = ordinal
-    return replay
+        if _makes_five(board, cells, stone):
+            self._five = _Five(colour, value, node_number)
+
+    def finish(self) -> None:
+        """Check RE against the final position; call once, after the last node."""
+        if self._result is not None:
+            prop, node_number = self._result
+            last_move_made_five = self._five is not None and self._moves_after_five == 0
+            _check_result(prop, node_number, self._five, last_move_made_five, self._report)
 
 
 def _read_node(

@@ -32,8 +32,10 @@ or other bytes take a slower path that searches for the next ``]`` or ``\\``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from shared.sgf.charset import DEFAULT_CODEC, FALLBACK_CODEC, decode_latin1_value, resolve_codec
 from shared.sgf.findings import shown
@@ -86,7 +88,10 @@ class TreeCharset:
     known: bool = True
     """False when ``declared`` names a charset this reader cannot use (latin-1 was used)."""
     fallbacks: list[Property] = field(default_factory=list)
-    """Properties with a value that was not valid in ``codec`` and was decoded as latin-1."""
+    """The first property with a value that was not valid in ``codec`` and was decoded as
+    latin-1 (only the first is kept, so a huge game cannot make the list grow with it)."""
+    fallback_count: int = 0
+    """How many properties were decoded as latin-1."""
 
 
 def parse(data: bytes | str) -> list[GameTree]:
@@ -132,16 +137,143 @@ def iter_game_trees_with_charsets(
     yield from reader.read(final=True)
 
 
+class TreeListener(Protocol):
+    """Hears one top-level game tree as it is read (``stream_game_trees``): ``open_tree`` for
+    every ``(`` of it, the nodes in file order, ``close_tree`` for every ``)``."""
+
+    def open_tree(self) -> None: ...
+
+    def node(self, node: Node) -> None: ...
+
+    def close_tree(self) -> None: ...
+
+
+def stream_game_trees(
+    chunks: Iterable[bytes], start_game: Callable[[TreeCharset], TreeListener]
+) -> Iterator[TreeListener]:
+    """Parse a collection arriving in chunks without building its trees: each top-level game
+    tree gets a listener from ``start_game`` (called at its ``(`` with the tree's charset, which
+    is complete once the root node is read), hears the tree's structure and nodes as they are
+    read, and is yielded once the tree's ``)`` was read. Memory is bounded by the unread text
+    and the nesting depth, never by the size of a game. Raises ``SgfParseError`` (after
+    yielding the complete games; the listener of the game being read heard part of it)."""
+    reader = _Reader(decode=True, start_game=start_game)
+    for chunk in chunks:
+        if reader.append(chunk.decode(FALLBACK_CODEC)):
+            for _ in reader.read(final=False):
+                yield reader.listener()
+    for _ in reader.read(final=True):
+        yield reader.listener()
+
+
+_T_contra = TypeVar("_T_contra", contravariant=True)
+
+
+class _Appendable(Protocol[_T_contra]):
+    def append(self, item: _T_contra, /) -> None: ...
+
+
 # A game tree being read: its nodes, its finished child trees, and the position of its "(".
-_Frame = tuple[list[Node], list[GameTree], int, int]
+_Frame = tuple[_Appendable[Node], _Appendable[GameTree], int, int]
+
+
+class _Stack(Protocol):
+    """The open game trees, innermost last: a list of frames, or a ``_StreamStack``."""
+
+    def append(self, frame: _Frame, /) -> None: ...
+
+    def pop(self) -> _Frame: ...
+
+    def __getitem__(self, index: int, /) -> _Frame: ...
+
+    def __len__(self) -> int: ...
+
+
+_HAS_NODES, _HAS_CHILDREN = 1, 2
+
+
+class _StreamStack:
+    """The stack when trees are streamed: two flags (has nodes, has children) and the position
+    of the ``(`` per open tree, in arrays, since one game may nest a million variations deep
+    (about 17 bytes a level, where frames of lists would take over 200). The frames it hands
+    out are views on its top: appending a node sets the flag and passes the node on."""
+
+    def __init__(self, take: Callable[[Node], None]) -> None:
+        self._flags = bytearray()
+        self._positions = array("q")
+        self._take = take
+        self._nodes: _Appendable[Node] = _TopFlag(self._flags, _HAS_NODES, take)
+        self._children: _Appendable[GameTree] = _TopFlag(self._flags, _HAS_CHILDREN, None)
+
+    def append(self, frame: _Frame, /) -> None:
+        self._flags.append(0)
+        self._positions.append(frame[2])
+        self._positions.append(frame[3])
+
+    def pop(self) -> _Frame:
+        flags = self._flags.pop()
+        column, line = self._positions.pop(), self._positions.pop()
+        nodes = _PoppedFlag(bool(flags & _HAS_NODES), self._take)
+        children = _PoppedFlag(bool(flags & _HAS_CHILDREN), None)
+        return nodes, children, line, column
+
+    def __getitem__(self, index: int, /) -> _Frame:
+        if index != -1:
+            raise IndexError("only the innermost tree is reachable")
+        return self._nodes, self._children, self._positions[-2], self._positions[-1]
+
+    def __len__(self) -> int:
+        return len(self._flags)
+
+
+class _TopFlag:
+    __slots__ = ("_bit", "_flags", "_take")
+
+    def __init__(self, flags: bytearray, bit: int, take: Callable[[Node], None] | None) -> None:
+        self._flags, self._bit, self._take = flags, bit, take
+
+    def append(self, item: object, /) -> None:
+        self._flags[-1] |= self._bit
+        if self._take is not None:
+            assert isinstance(item, Node)
+            self._take(item)
+
+    def __bool__(self) -> bool:
+        return bool(self._flags[-1] & self._bit)
+
+
+class _PoppedFlag:
+    __slots__ = ("_set", "_take")
+
+    def __init__(self, is_set: bool, take: Callable[[Node], None] | None) -> None:
+        self._set, self._take = is_set, take
+
+    def append(self, item: object, /) -> None:
+        self._set = True
+        if self._take is not None:
+            assert isinstance(item, Node)
+            self._take(item)
+
+    def __bool__(self) -> bool:
+        return self._set
+
+
+_STREAMED = GameTree((), ())
+_NO_NODES: list[Node] = []
+_NO_CHILDREN: list[GameTree] = []
+"""What stands for a game tree that was streamed to a listener rather than built."""
 
 
 class _Reader:
     """The state machine. ``append`` buffers text; ``read`` consumes every complete token and
     stops before an unfinished one (unless ``final``), so it can resume when more text comes."""
 
-    def __init__(self, *, decode: bool) -> None:
+    def __init__(
+        self, *, decode: bool, start_game: Callable[[TreeCharset], TreeListener] | None = None
+    ) -> None:
         self._decode = decode
+        self._start_game = start_game
+        self._listener: TreeListener | None = None
         self._text = ""
         self._pos = 0
         self._pending: list[str] = []
@@ -149,7 +281,7 @@ class _Reader:
         self._wanted = 0
         self._line = 1
         self._line_start = 0  # offset in _text of the current line's first character
-        self._stack: list[_Frame] = []
+        self._stack: _Stack = [] if start_game is None else _StreamStack(self._stream_node)
         self._props: list[Property] | None = None  # the open node's properties
         self._node_line = 0
         self._node_column = 0
@@ -258,7 +390,9 @@ class _Reader:
                 else:
                     self._seen_tree = True
                     self._charset = TreeCharset()
-                stack.append(([], [], line, pos - line_start + 1))
+                    if self._start_game is not None:
+                        self._listener = self._start_game(self._charset)
+                stack.append(self._open_frame(line, pos - line_start + 1))
                 pos += 1
             elif kind == _CLOSE:
                 if not stack:
@@ -273,7 +407,7 @@ class _Reader:
                         line,
                         pos - line_start + 1,
                     )
-                tree = GameTree(tuple(nodes), tuple(children), tree_line, tree_column)
+                tree = self._close_frame(nodes, children, tree_line, tree_column)
                 pos += 1
                 if stack:
                     stack[-1][1].append(tree)
@@ -307,6 +441,35 @@ class _Reader:
         self._line = line
         self._line_start = line_start
         self._props = props
+
+    def listener(self) -> TreeListener:
+        """The listener of the game tree read last (streaming only)."""
+        assert self._listener is not None
+        return self._listener
+
+    def _open_frame(self, line: int, column: int) -> _Frame:
+        if self._listener is None:
+            return ([], [], line, column)
+        self._listener.open_tree()
+        return (_NO_NODES, _NO_CHILDREN, line, column)  # _StreamStack keeps the position only
+
+    def _stream_node(self, node: Node) -> None:
+        assert self._listener is not None
+        self._listener.node(node)
+
+    def _close_frame(
+        self,
+        nodes: _Appendable[Node],
+        children: _Appendable[GameTree],
+        line: int,
+        column: int,
+    ) -> GameTree:
+        if self._listener is not None:
+            self._listener.close_tree()
+            return _STREAMED
+        assert isinstance(nodes, list)
+        assert isinstance(children, list)
+        return GameTree(tuple(nodes), tuple(children), line, column)
 
     def _read_property(
         self, text: str, start: int, pos: int, final: bool, line: int, line_start: int
@@ -382,7 +545,9 @@ class _Reader:
                 values.append(text)
             redecoded = Property(prop.ident, tuple(values), prop.line, prop.column)
             if fell_back:
-                self._charset.fallbacks.append(redecoded)
+                self._charset.fallback_count += 1
+                if not self._charset.fallbacks:
+                    self._charset.fallbacks.append(redecoded)
             decoded.append(redecoded)
         return decoded
 

@@ -1,6 +1,9 @@
 """Running the command line on hostile files: a subprocess whose exit code, output, wall time and
-peak resident memory are measured (``os.wait4`` gives the rusage of that one child, where
-``RUSAGE_CHILDREN`` would mix in every child the test process ever reaped)."""
+peak resident memory are measured.
+
+The peak is the child's own ``VmHWM``, read from /proc as it exits. ``ru_maxrss`` will not do:
+Linux keeps it across exec, so a child forked from a large pytest process starts with the
+parent's resident size as its peak (and ``RUSAGE_CHILDREN`` mixes in every child ever reaped)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,19 @@ from pathlib import Path
 
 from shared.archive_stream import GZIP_HEADER
 
-CLI = [sys.executable, "-m", "shared.cli.main"]
+PEAK_MARK = "peak-rss-kib:"
+_WRAPPER = f"""
+import atexit, re, runpy, sys
+
+def _peak():
+    status = open("/proc/self/status").read()
+    print("{PEAK_MARK}", re.search(r"VmHWM:\\s+(\\d+)", status)[1], file=sys.stderr)
+
+atexit.register(_peak)
+sys.argv[0] = "gomoku-archive"
+runpy.run_module("shared.cli.main", run_name="__main__")
+"""
+CLI = [sys.executable, "-c", _WRAPPER]
 MIB = 1 << 20
 
 
@@ -43,7 +58,7 @@ def run_cli(*args: str, timeout: float = 120) -> Outcome:
         proc = subprocess.Popen([*CLI, *args], stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         deadline = started + timeout
         while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.perf_counter() > deadline:
@@ -56,12 +71,13 @@ def run_cli(*args: str, timeout: float = 120) -> Outcome:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        stderr, _, peak = err.read().decode(errors="replace").rpartition(PEAK_MARK)
         return Outcome(
             returncode=proc.returncode,
             stdout=out.read().decode(errors="replace"),
-            stderr=err.read().decode(errors="replace"),
+            stderr=stderr,
             seconds=seconds,
-            peak_rss=usage.ru_maxrss * 1024,  # Linux reports KiB
+            peak_rss=int(peak) * 1024,
         )
 
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from shared.sgf import (
     FINDING_CODES,
+    MAX_LISTED_FINDINGS,
     BoardSize,
     CheckReport,
     check_chunks,
@@ -272,9 +273,15 @@ def test_a_100000_move_main_line_is_checked_without_recursion() -> None:
     assert (go.parse_error, go.games, go.findings) == (None, 1, ())
     # Gomoku: every move after the first is Black again, on the same point.
     gomoku = check_sgf(b"(;GM[4]SZ[15]" + nested)
-    assert len(gomoku.findings) == 2 * (depth - 1)
+    assert (gomoku.errors, gomoku.warnings) == (2 * (depth - 1), 0)
     assert {f.code for f in gomoku.findings} == {"GK001", "GK002"}
-    assert gomoku.findings[-1].node_path == f"1:{depth}"
+    # Only the first findings are kept: the rest are counted.
+    assert len(gomoku.findings) == MAX_LISTED_FINDINGS
+    assert gomoku.unlisted == 2 * (depth - 1) - MAX_LISTED_FINDINGS
+    assert gomoku.findings[-1].node_path == f"1:{MAX_LISTED_FINDINGS // 2 + 1}"
+    everything = check_chunks([b"(;GM[4]SZ[15]" + nested], max_listed=10**6)
+    assert len(everything.findings) == 2 * (depth - 1)
+    assert everything.findings[-1].node_path == f"1:{depth}"
 
 
 @pytest.mark.parametrize(

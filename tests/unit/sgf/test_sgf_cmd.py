@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import shared.cli.main as cli
+from shared.sgf import MAX_LISTED_FINDINGS
 
 VALID = b"(;FF[4]GM[4]CA[UTF-8]SZ[15]RE[B+R];B[hh];W[ih];B[ii])\n"
 WARNING_ONLY = b"(;FF[4]GM[4]CA[UTF-8]RE[B+R];B[hh];W[ih];B[ii])\n"
@@ -137,6 +138,7 @@ def test_json_is_one_document_for_all_files(
                     "message": "SZ[9:9] is a square written in composed form; FF[4] requires SZ[9]",
                 },
             ],
+            "unlisted": 0,
             "counts": {"errors": 2, "warnings": 0},
         },
         {
@@ -155,6 +157,7 @@ def test_json_is_one_document_for_all_files(
                     "assumed",
                 },
             ],
+            "unlisted": 0,
             "counts": {"errors": 0, "warnings": 1},
         },
         {
@@ -163,6 +166,7 @@ def test_json_is_one_document_for_all_files(
             "parse": None,
             "games": 0,
             "findings": [],
+            "unlisted": 0,
             "counts": {"errors": 0, "warnings": 0},
         },
     ]
@@ -193,3 +197,20 @@ def test_check_needs_a_file(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["sgf", "check"])
     assert exited.value.code == 2
     assert "FILE" in capsys.readouterr().err
+
+
+def test_findings_past_the_listing_limit_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Black plays twice in a row on one point, 12,001 times: two findings a move.
+    path = tmp_path / "many.sgf"
+    path.write_bytes(b"(;GM[4]SZ[15];B[aa]" + b";B[aa]" * 12_001 + b")")
+    assert cli.main(["sgf", "check", str(path)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 + MAX_LISTED_FINDINGS + 2
+    assert lines[-2] == f"{path}: ... and 14,002 more findings (the first 10,000 are listed)"
+    assert lines[-1] == f"{path}: 24002 errors, 0 warnings"
+    assert cli.main(["sgf", "check", "--json", str(path)]) == 2
+    [document] = json.loads(capsys.readouterr().out)
+    assert document["unlisted"] == 14_002
+    assert document["counts"] == {"errors": 24_002, "warnings": 0}
