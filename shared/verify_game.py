@@ -14,6 +14,7 @@ from shared.game import Color, Move, Reason, Result, Termination
 from shared.profile import (
     RE_BY_OUTCOME,
     ROOT_PROPERTIES,
+    escape_text,
     format_dates,
 )
 from shared.replay import replay
@@ -126,6 +127,63 @@ def check_game(tree: GameTree) -> GameFacts:
         problems.append((Check.VARIATION, "the game tree has variations"))
     values = _check_root(tree.nodes[0], problems)
     moves = _read_moves(tree.nodes[1:], problems)
+    return _judge(values, moves, problems, replayable=not tree.variations)
+
+
+# The profile's exact line shape: the root properties in order (each fixed one with its value,
+# each other one with a value of printable ASCII holding no "\" or "]", so the parser would read
+# it unchanged), then plain moves on two lowercase letters, nothing else anywhere.
+_PLAIN_VALUE = r"([\x20-\x5b\x5e-\x7e]*)"
+_ROOT_SHAPE = "".join(
+    re.escape(f"{prop.ident}[{escape_text(prop.fixed)}]")
+    if prop.fixed is not None
+    else (
+        f"(?:{prop.ident}\\[{_PLAIN_VALUE}\\])?"
+        if prop.optional
+        else f"{prop.ident}\\[{_PLAIN_VALUE}\\]"
+    )
+    for prop in ROOT_PROPERTIES
+)
+_LINE_SHAPE = re.compile(rf"\(;{_ROOT_SHAPE}((?:;[BW]\[[a-z][a-z]\])*)\)", re.ASCII)
+_VARYING = tuple(prop.ident for prop in ROOT_PROPERTIES if prop.fixed is None)
+_PLAIN_MOVE = re.compile(r";([BW])\[([a-z][a-z])\]", re.ASCII)
+
+
+def check_line_fast(text: str) -> GameFacts | None:
+    """``check_game(parse(text)[0])`` for a line of the profile's exact shape whose every value is
+    well formed and whose moves are all plain points; None for any other line, which then takes
+    the full parser. Equivalent by construction: the values and moves read here are the ones the
+    parser and ``_check_root``/``_read_moves`` would produce for such a line, with no problem
+    found on the way, and the rest of the check is the same ``_judge`` (a property test holds
+    the two equal on generated and mutated lines)."""
+    match = _LINE_SHAPE.fullmatch(text)
+    if match is None:
+        return None
+    values: dict[str, str] = {}
+    for ident, value in zip(_VARYING, match.groups(), strict=False):
+        if value is None:
+            continue
+        if _value_problem(ident, value) is not None:
+            return None
+        values[ident] = value
+    values.update(_FIXED)
+    moves = []
+    for colour, point in _PLAIN_MOVE.findall(match.group(len(_VARYING) + 1)):
+        move = _KNOWN_MOVES[colour].get((point,))
+        if move is None:  # a pass ("tt"): the full path reports it
+            return None
+        moves.append(move)
+    return _judge(values, moves, [], replayable=True)
+
+
+def _judge(
+    values: dict[str, str],
+    moves: list[Move] | None,
+    problems: list[tuple[Check, str]],
+    *,
+    replayable: bool,
+) -> GameFacts:
+    """The checks that need the whole game: XST/XET and DT, RE against XER, and the replay."""
     start, end = _instant(values, "XST", problems), _instant(values, "XET", problems)
     if start is not None and end is not None:
         if start > end:
@@ -143,7 +201,7 @@ def check_game(tree: GameTree) -> GameFacts:
             problems.append(
                 (Check.RESULT_MISMATCH, f"RE[{values['RE']}] cannot go with XER[{termination}]")
             )
-    if moves is not None and not tree.variations:
+    if moves is not None and replayable:
         # Without a consistent RE/XER only the moves can be judged: replay with a stand-in ending
         # and ignore what it says about the result.
         if result is not None and termination is not None:
