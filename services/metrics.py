@@ -16,6 +16,7 @@ _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 
 class Metrics:
     def __init__(self) -> None:
+        self._per_request: dict[tuple[str, str, str], tuple[Counter, Histogram, Counter]] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = Counter(
@@ -124,6 +125,26 @@ class Metrics:
         )
         self.freshness_age.set(float("inf"))
         self.queue_depth.set(float("nan"))
+
+
+    def count_request(
+        self, route: str, method: str, status: int, duration: float, body_bytes: int
+    ) -> None:
+        """The three per-request series at once. Their labelled children are looked up once
+        per (route, method, status) and kept: ``labels()`` takes a lock and builds its key
+        on every call, which the manifest's request rate notices."""
+        key = (route, method, str(status))
+        children = self._per_request.get(key)
+        if children is None:
+            children = self._per_request[key] = (
+                self.requests.labels(route, method, key[2]),
+                self.latency.labels(route),
+                self.bytes_served.labels(route),
+            )
+        requests, latency, bytes_served = children
+        requests.inc()
+        latency.observe(duration)
+        bytes_served.inc(body_bytes)
 
     def show_freshness(self, freshness: Freshness) -> None:
         """Set every freshness gauge from one computation (the only place that sets them)."""

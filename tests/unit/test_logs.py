@@ -1,0 +1,81 @@
+"""The access line's direct path writes what the structlog chain writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared import logs
+
+
+@pytest.fixture
+def configured() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logs.configure_logging(fmt="json", level="INFO", stream=stream)
+    try:
+        yield stream
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logs._direct_setup.clear()
+        logs._direct.clear()
+        structlog.reset_defaults()
+
+
+def _without_time(line: str) -> dict[str, object]:
+    record: dict[str, object] = json.loads(line)
+    assert str(record.pop("timestamp")).endswith("Z")
+    return record
+
+
+values = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(), st.booleans(), st.none())
+
+
+@given(fields=st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), values))
+def test_the_json_line_is_the_structlog_chains_line(fields: dict[str, object]) -> None:
+    fields.pop("event", None)
+    stream = io.StringIO()
+    logs._direct_setup[:] = [
+        (logging.StreamHandler(stream), logging.INFO, "json", structlog.processors.JSONRenderer())
+    ]
+    try:
+        with structlog.contextvars.bound_contextvars(request_id="r1", status="context"):
+            direct = logs.json_line("services.access", "info", "http_request", dict(fields))
+            logs._direct_logger("services.access").info("http_request", **fields)
+    finally:
+        logs._direct_setup.clear()
+    chained = stream.getvalue()
+    assert direct.endswith("\n") and chained.count("\n") == 1
+    assert list(_without_time(direct).items()) == list(_without_time(chained).items())
+
+
+def test_the_access_line_has_the_fields_of_every_other_line(configured: io.StringIO) -> None:
+    with structlog.contextvars.bound_contextvars(request_id="abc"):
+        logs.get_direct_logger("services.access").info("http_request", status=200, bytes=5)
+        logs.get_logger("services.access").info("http_request", status=200, bytes=5)
+    direct, stdlib = configured.getvalue().splitlines()
+    assert list(_without_time(direct).items()) == list(_without_time(stdlib).items())
+
+
+def test_the_access_line_respects_the_level() -> None:
+    stream = io.StringIO()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logs.configure_logging(fmt="json", level="WARNING", stream=stream)
+    try:
+        logs.get_direct_logger("services.access").info("http_request", status=200)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logs._direct_setup.clear()
+        structlog.reset_defaults()
+    assert stream.getvalue() == ""
