@@ -253,6 +253,8 @@ class _GameChecker:
         self._info = RootInfo(None, None)
         self._quiet_moves: frozenset[str] | None = None
         self._replay: MainLineReplay | None = None
+        self._phase = _ROOT_PHASE
+        """Which checks are running, the tie-break between findings at one position."""
 
     # -- the parser's events --
 
@@ -309,8 +311,6 @@ class _GameChecker:
         return self._findings
 
     # -- the root --
-
-    _phase = _ROOT_PHASE
 
     def _start(self, root: Node) -> None:
         self._phase = _ROOT_PHASE
