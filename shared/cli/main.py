@@ -12,15 +12,17 @@ from typing import Protocol
 from shared.errors import ArchiveError
 
 # Each module has ``register(subparsers)``, which adds its commands with ``set_defaults(run=...)``.
-COMMAND_MODULES = (
-    "shared.cli.sgf_cmd",
-    "shared.cli.verify_cmd",
-    "shared.cli.db_cmds",
-    "shared.cli.serve_cmd",
-    "shared.cli.worker_cmds",
-    "shared.cli.mirror_cmd",
-    "shared.cli.demo_cmd",
-)
+# The table names the commands each one adds, so a command imports only its own module (the
+# others pull in asyncpg, redis, arq or boto3: seconds of start-up for a `verify`).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "shared.cli.sgf_cmd": ("sgf",),
+    "shared.cli.verify_cmd": ("verify",),
+    "shared.cli.db_cmds": ("migrate", "export", "manifest", "seed-demo"),
+    "shared.cli.serve_cmd": ("serve",),
+    "shared.cli.worker_cmds": ("worker", "jobs", "rebuild"),
+    "shared.cli.mirror_cmd": ("mirror",),
+    "shared.cli.demo_cmd": ("demo",),
+}
 
 
 class CommandModule(Protocol):
@@ -31,21 +33,25 @@ class Command(Protocol):
     def __call__(self, args: argparse.Namespace) -> int: ...
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The program's parser; with ``command``, only that command's module is loaded (the
+    top-level help, or a name that is no command, loads them all)."""
     parser = argparse.ArgumentParser(
         prog="gomoku-archive",
         description="Build, check and serve Gomoku Party's monthly SGF archives.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    chosen = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
+    for name in chosen:
         module: CommandModule = importlib.import_module(name)
         module.register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     run: Command = args.run
     try:
         return run(args)

@@ -16,13 +16,6 @@ from shared.archive_stream import ArchiveStream
 from shared.cli import main as cli
 from shared.examples import example_archive
 
-
-@pytest.fixture(autouse=True)
-def only_the_verify_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The other commands pull in the database stack; this command must work without it.
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("shared.cli.verify_cmd",))
-
-
 EXAMPLE = example_archive()
 TEXT = gzip.decompress(EXAMPLE.data).decode()
 LINES = TEXT.splitlines(keepends=True)

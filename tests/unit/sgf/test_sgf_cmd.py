@@ -16,12 +16,6 @@ TWO_ERRORS = b"(;FF[4]GM[1]CA[UTF-8]SZ[9:9])\n(;FF[4]GM[1]SZ[19];SZ[9])\n"
 BROKEN = b"(;SZ[9:9])\n(;B[aa]\n(;W[bb"
 
 
-@pytest.fixture(autouse=True)
-def only_the_sgf_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The other commands import the database and server stacks; this file tests `sgf` alone.
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("shared.cli.sgf_cmd",))
-
-
 def write(tmp_path: Path, name: str, data: bytes) -> str:
     path = tmp_path / name
     path.write_bytes(data)
