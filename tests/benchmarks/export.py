@@ -56,6 +56,8 @@ EXPORT_AT_MOST = 1.5
 PEAK_RSS_AT_MOST_MIB = 150.0
 GROWTH_AT_MOST = 1.1
 PROGRESS_COST_AT_MOST = 1.02
+PROFILE = Path(__file__).resolve().parent / "export-profile.html"
+"""pyinstrument's view of the full run's export, kept beside RESULTS.md."""
 
 _PEAK = re.compile(r"^PEAK_RSS_KIB (\d+)$", re.MULTILINE)
 # Runs the CLI and reports the process's own high-water mark (VmHWM is per process image,
@@ -108,6 +110,8 @@ def run(size: Size, workdir: Path) -> list[Figure]:
             )
         )
         figures.append(_progress_cost(dsn, plan.rounds))
+        if size is Size.FULL:
+            _profile(dsn, PROFILE)
     if plan.big_games is not None:
         with scratch_database(SECTION + "_big") as dsn:
             asyncio.run(seed_month(dsn, MONTH, plan.big_games))
@@ -216,6 +220,32 @@ async def _reference_sha256(dsn: str) -> str:
     with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=6, mtime=0) as archive:
         archive.write(b"".join(lines))
     return hashlib.sha256(out.getvalue()).hexdigest()
+
+
+def _profile(dsn: str, html: Path) -> None:
+    """Where the export's time goes: one export under pyinstrument, as an HTML page."""
+    env = dict(os.environ) | {"DATABASE_URL": dsn, "LOG_FORMAT": "json", "LOG_LEVEL": "WARNING"}
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyinstrument",
+            "-r",
+            "html",
+            "-o",
+            str(html),
+            "-m",
+            "shared.cli.main",
+            "export",
+            "--month",
+            str(MONTH),
+            "--force",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
 
 
 def _progress_cost(dsn: str, rounds: int) -> Figure:
