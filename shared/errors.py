@@ -22,6 +22,10 @@ class DatabaseUnavailable(ArchiveError):
     exit_code = 3
 
 
+class DatabaseConnectionLost(DatabaseUnavailable):
+    """The database ended a session an operation was using (terminated, restarted, network)."""
+
+
 class RedisUnavailable(ArchiveError):
     """Redis cannot be reached."""
 
@@ -36,6 +40,10 @@ class InvalidMonth(ArchiveError):
 
 class ExportFailed(ArchiveError):
     """An export could not produce or publish its archive."""
+
+
+class ExportTimeout(ExportFailed):
+    """An export ran over the time limit its caller gave it; nothing was published."""
 
 
 class ExportLocked(ArchiveError):

@@ -6,18 +6,22 @@ cursor and at most a few chunks are held before they are written."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+import asyncpg
 
 from shared.archive_names import CHUNK_SIZE, archive_file_name
 from shared.archive_stream import ArchiveStream
 from shared.classify import classify
 from shared.db import archive_store, locks, source
 from shared.db.archive_store import ArchiveRow, BuiltFile, Counts
-from shared.db.pool import Connection, Pool
-from shared.errors import ExportFailed, ExportLocked
+from shared.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
+from shared.errors import DatabaseConnectionLost, ExportFailed, ExportLocked, ExportTimeout
 from shared.game import Reason
 from shared.logs import get_logger
 from shared.manifest import ALL_REASONS, ALL_TERMINATIONS
@@ -32,6 +36,10 @@ _BLOCK_CHARS = 256 * 1024
 """Formatted text gathered before it goes to the compressor thread as one block."""
 _PROGRESS_EVERY = 2000
 """Rows between two progress reports (each one costs the terminal a redraw)."""
+_SESSION_END_POLLS = 40
+"""Times 50 ms: how long a connection that failed oddly gets to show that its session ended."""
+_RECORD_SECONDS = 10.0
+"""Bound on recording a failure: a database that hangs must not hold the error back."""
 
 Outcome = Literal["published", "unchanged", "restored", "skipped"]
 
@@ -67,6 +75,20 @@ class ExportResult:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """How long an export may run; the worker sets it from the month's size."""
+
+    seconds: float
+    candidates: int
+
+    def describe(self) -> str:
+        return (
+            f"the export took longer than its {self.seconds:.0f} s limit "
+            f"for {self.candidates} candidate games"
+        )
+
+
 async def export_month(
     pool: Pool,
     *,
@@ -74,45 +96,115 @@ async def export_month(
     month: Month,
     force: bool = False,
     progress: Progress | None = None,
+    time_limit: TimeLimit | None = None,
 ) -> ExportResult:
     """Build and publish ``month``'s archive under the month's export lock.
 
-    Without ``force`` a month that already has a published archive is ``skipped``. Raises
-    ``ExportLocked`` when another process holds the lock. Any other failure is recorded on a
-    ``failed`` row (when the database is still reachable) and re-raised.
+    Leftovers of killed or failed runs of the month are removed first. Without ``force`` a
+    month that already has a published archive is then ``skipped``. Raises ``ExportLocked``
+    when another process holds the lock, ``ExportTimeout`` after ``time_limit``. Every failure
+    of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
+    database still answers, and raised: the error itself, not a complaint about the
+    connection it broke.
     """
     started = time.monotonic()
+    deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
+
+    def why_cancelled() -> str:
+        if time_limit is not None and deadline.expired():
+            return f"ExportTimeout: {time_limit.describe()}"
+        return "export cancelled (shutdown)"
+
+    try:
+        async with deadline:
+            outcome, row = await _export(pool, table, month, force, progress, why_cancelled)
+    except TimeoutError as exc:
+        if time_limit is not None and deadline.expired():
+            raise ExportTimeout(f"{month}: {time_limit.describe()}") from exc
+        raise
+    result = ExportResult(month, outcome, row, time.monotonic() - started)
+    if outcome != "skipped":
+        log.info("export_finished", **result.summary())
+    return result
+
+
+async def count_month(pool: Pool, *, table: str, month: Month) -> int:
+    """The month's candidates, counted before an export to size its time limit. A failure is
+    recorded on the month like one of the export's own."""
+    try:
+        async with pool.acquire() as conn:
+            return await source.count_candidates(conn, table, month)
+    except Exception as exc:
+        await _record_failure(pool, None, month, None, _error_text(exc))
+        raise
+
+
+async def record_month_failure(pool: Pool, month: Month, error: str) -> None:
+    """Record a failure to export ``month`` that happened outside a run (a forced rebuild that
+    never got the month's lock), best effort."""
+    await _record_failure(pool, None, month, None, error)
+
+
+async def _export(
+    pool: Pool,
+    table: str,
+    month: Month,
+    force: bool,
+    progress: Progress | None,
+    why_cancelled: Callable[[], str],
+) -> tuple[Outcome, ArchiveRow | None]:
     async with pool.acquire() as lock_conn:
         if not await locks.try_lock_month(lock_conn, month):
             raise ExportLocked(f"another process is exporting {month}")
         try:
-            if not force:
-                existing = await archive_store.published_for_month(lock_conn, str(month))
-                if existing is not None:
-                    return ExportResult(month, "skipped", existing, time.monotonic() - started)
-            removed = await archive_store.remove_leftovers(lock_conn, str(month))
-            if removed:
-                log.info("export_leftovers_removed", month=str(month), archives=removed)
-            archive_id = await archive_store.start_building(lock_conn, str(month))
-            try:
-                counts, built = await _build(pool, lock_conn, archive_id, table, month, progress)
-                outcome, row = await archive_store.publish(
-                    lock_conn, archive_id, str(month), counts, built
-                )
-            except asyncio.CancelledError:
-                # Shut down mid-export: the building row is invisible already; drop it now
-                # rather than leave it for the next run, if the database still answers.
-                await asyncio.shield(_forget(lock_conn, archive_id))
-                raise
-            except Exception as exc:
-                await _record_failure(lock_conn, archive_id, exc)
-                raise
+            return await _export_locked(
+                pool, lock_conn, table, month, force, progress, why_cancelled
+            )
         finally:
-            if not lock_conn.is_closed():
-                await locks.unlock_month(lock_conn, month)
-    result = ExportResult(month, outcome, row, time.monotonic() - started)
-    log.info("export_finished", **result.summary())
-    return result
+            # A lost session took the lock with it; there is nothing left to unlock then.
+            if connection_usable(lock_conn):
+                with contextlib.suppress(*CONNECTION_ERRORS):
+                    await locks.unlock_month(lock_conn, month)
+
+
+async def _export_locked(
+    pool: Pool,
+    lock_conn: Connection,
+    table: str,
+    month: Month,
+    force: bool,
+    progress: Progress | None,
+    why_cancelled: Callable[[], str],
+) -> tuple[Outcome, ArchiveRow | None]:
+    archive_id: int | None = None
+    try:
+        # Leftovers first, even when the month turns out to be published already: a killed
+        # forced rebuild leaves its building row behind a published file, and only a run of
+        # that month under its lock may remove it.
+        removed = await archive_store.remove_leftovers(lock_conn, str(month))
+        if removed:
+            log.info("export_leftovers_removed", month=str(month), archives=removed)
+        if not force:
+            existing = await archive_store.published_for_month(lock_conn, str(month))
+            if existing is not None:
+                return "skipped", existing
+        archive_id = await archive_store.start_building(lock_conn, str(month))
+        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress)
+        return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
+    except asyncio.CancelledError:
+        # Shut down or out of time: the building row is invisible already; close it now rather
+        # than leave it for the next run, if the database still answers.
+        if archive_id is not None:
+            await asyncio.shield(
+                _record_failure(pool, lock_conn, month, archive_id, why_cancelled())
+            )
+        raise
+    except Exception as exc:
+        error = await _surfaced(exc, lock_conn, month)
+        await _record_failure(pool, lock_conn, month, archive_id, _error_text(error))
+        if error is exc:
+            raise
+        raise error from exc
 
 
 async def _build(
@@ -132,7 +224,7 @@ async def _build(
     done = 0
     previous_key: tuple[object, str] | None = None
 
-    async with pool.acquire() as read_conn, source.snapshot(read_conn):
+    async with pool.acquire() as read_conn, _reading(read_conn, month), source.snapshot(read_conn):
         if progress is not None:  # the count is a second scan of the month: only for a bar
             progress.start(month, await source.count_candidates(read_conn, table, month))
         async for row in source.stream_candidates(read_conn, table, month):
@@ -238,15 +330,90 @@ class _ChunkWriter:
             del pending[:whole]
 
 
-async def _forget(conn: Connection, archive_id: int) -> None:
-    try:
-        await archive_store.mark_failed(conn, archive_id, "export cancelled (shutdown)")
-    except Exception as exc:  # the row stays 'building' (invisible); the next run removes it
-        log.warning("export_cancel_cleanup_failed", archive_id=archive_id, error=str(exc))
+_LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+)
+"""What asyncpg raises on a connection whose session the server ended while it was idle: "the
+connection has been released back to the pool" (the pool detached it), or, while asyncpg is
+still reading the server's goodbye, "another operation is in progress"."""
 
 
-async def _record_failure(conn: Connection, archive_id: int, exc: BaseException) -> None:
+@contextlib.asynccontextmanager
+async def _reading(conn: Connection, month: Month) -> AsyncIterator[None]:
+    """Names a lost reader session for what it is (see ``_surfaced``)."""
     try:
-        await archive_store.mark_failed(conn, archive_id, f"{type(exc).__name__}: {exc}")
-    except Exception as inner:
-        log.warning("export_failure_not_recorded", archive_id=archive_id, error=str(inner))
+        yield
+    except _LOST_SESSION_SYMPTOMS as exc:
+        error = await _surfaced(exc, conn, month)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+async def _surfaced(exc: Exception, conn: Connection, month: Month) -> Exception:
+    """The error to report for ``exc``: a lost session instead of one of its symptoms, which
+    read like bugs and carry no reason."""
+    if isinstance(exc, _LOST_SESSION_SYMPTOMS) and await _session_ended(conn):
+        return DatabaseConnectionLost(
+            f"lost the database connection while exporting {month}: the server ended the session"
+        )
+    return exc
+
+
+async def _session_ended(conn: Connection) -> bool:
+    """Whether ``conn``'s session is gone. asyncpg may still be reading the server's last
+    message when the next call fails, so the connection gets a moment to close."""
+    for _ in range(_SESSION_END_POLLS):
+        if not connection_usable(conn):
+            return True
+        await asyncio.sleep(0.05)
+    return not connection_usable(conn)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def _record_failure(
+    pool: Pool,
+    conn: Connection | None,
+    month: Month,
+    archive_id: int | None,
+    error: str,
+) -> None:
+    """Record the run's failure: its building row becomes ``failed`` with ``error`` and loses
+    its chunks, or, when the run had no row yet, a new ``failed`` row is added. On the lock's
+    connection while it lives, else on a fresh one: the row is this run's own, so closing it
+    needs no lock (and a row another run has removed meanwhile is simply not there). Best
+    effort: when the database does not answer, the ``building`` row stays, invisible, and the
+    next run of the month removes it."""
+    try:
+        async with asyncio.timeout(_RECORD_SECONDS):
+            if conn is not None and connection_usable(conn):
+                try:
+                    await _write_failure(conn, month, archive_id, error)
+                    return
+                except Exception:  # noqa: S110
+                    # Lost just now, or left mid-protocol by the failed operation (asyncpg's
+                    # InternalClientError "another operation is in progress"): a fresh session.
+                    pass
+            async with pool.acquire() as fresh:
+                await _write_failure(fresh, month, archive_id, error)
+    except Exception as inner:  # the database is what failed; the caller's error still tells
+        log.warning(
+            "export_failure_not_recorded",
+            month=str(month),
+            archive_id=archive_id,
+            error=error,
+            reason=_error_text(inner),
+        )
+
+
+async def _write_failure(
+    conn: Connection, month: Month, archive_id: int | None, error: str
+) -> None:
+    if archive_id is None:
+        await archive_store.record_failure(conn, str(month), error)
+    else:
+        await archive_store.mark_failed(conn, archive_id, error)

@@ -7,8 +7,10 @@ and log one ``export_job`` / ``plan_months_finished`` line per run.
   month's lock (normal jobs only: that process is building it);
 - ``retry``: a transient failure, or a forced rebuild waiting for the lock: ``arq.Retry`` with
   backoff, up to ``retry_policy.MAX_TRIES`` runs;
-- ``failed``: recorded on the month (state ``failed``, error, time) and raised, so arq keeps the
-  failure as the job's result; the next planner run plans the month again;
+- ``failed``: raised, so arq keeps the failure as the job's result; the next planner run plans
+  the month again. The export itself records every failure of its run on the month (state
+  ``failed``, error, time), the time limit's ``ExportTimeout`` included; this job records only
+  a forced rebuild that never got the month's lock;
 - ``cancelled``: the worker is shutting down; the export dropped its unfinished row and arq runs
   the job again later.
 """
@@ -24,9 +26,8 @@ import structlog
 from arq import Retry
 
 from shared import export as month_export
-from shared.db import archive_store, locks, mirror_store, source
-from shared.db.pool import Pool
-from shared.errors import ExportFailed, ExportLocked, InvalidMonth
+from shared.db import archive_store, locks, mirror_store
+from shared.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from shared.job_ids import export_job_id
 from shared.job_queue import (
     REDIS_ERRORS,
@@ -55,10 +56,6 @@ from workers.retry_policy import classify_failure, may_retry, retry_delay
 from workers.timeouts import export_timeout
 
 log = get_logger("workers.jobs")
-
-_NO_MARK = 2**63 - 1
-"""An archive id no row reaches: a failure recorded against it is always a new row (used when
-the attempt failed before it could read the newest id)."""
 
 
 async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
@@ -162,20 +159,17 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
             finish("failed", "error", error=str(exc), failure="permanent")
             raise
 
-        mark = _NO_MARK
-        deadline: asyncio.Timeout | None = None
         try:
-            async with pool.acquire() as conn:
-                mark = await archive_store.newest_archive_id(conn)
-                candidates = await source.count_candidates(conn, settings.games_table, target)
-            limit = export_timeout(candidates)
-            fields |= {"candidates": candidates, "timeout_s": limit}
-            await _mark_running(ctx, job_id, attempt, candidates, limit)
+            candidates = await month_export.count_month(
+                pool, table=settings.games_table, month=target
+            )
+            limit = month_export.TimeLimit(export_timeout(candidates), candidates)
+            fields |= {"candidates": candidates, "timeout_s": limit.seconds}
+            await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
             try:
-                async with asyncio.timeout(limit) as deadline:
-                    result = await month_export.export_month(
-                        pool, table=settings.games_table, month=target, force=force
-                    )
+                result = await month_export.export_month(
+                    pool, table=settings.games_table, month=target, force=force, time_limit=limit
+                )
             finally:
                 await _clear_running(ctx, job_id)
         except asyncio.CancelledError:
@@ -191,25 +185,21 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
                 finish("retry", "warning", reason=reason, retry_in_s=delay)
                 raise Retry(defer=delay) from exc
             error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
-            await _record_failure(pool, target, error, mark)
+            await month_export.record_month_failure(pool, target, error)
             finish("failed", "error", error=error, failure="permanent")
             raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+        except ExportTimeout as exc:
+            # The export recorded it on the month as "ExportTimeout: ..." already.
+            finish("failed", "error", error=f"ExportTimeout: {exc}", failure="timeout")
+            raise
         except Exception as exc:
-            if deadline is not None and deadline.expired():
-                error = (
-                    f"ExportTimeout: the export took longer than its {fields['timeout_s']:.0f} s "
-                    f"limit for {fields['candidates']} candidate games"
-                )
-                await _record_failure(pool, target, error, mark)
-                finish("failed", "error", error=error, failure="timeout")
-                raise ExportFailed(f"{target}: {error}") from exc
+            # The export (or the count before it) recorded the failure on the month already.
             error = f"{type(exc).__name__}: {exc}"
             kind = classify_failure(exc)
             if kind == "transient" and may_retry(attempt):
                 delay = retry_delay(attempt)
                 finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
                 raise Retry(defer=delay) from exc
-            await _record_failure(pool, target, error, mark)
             finish("failed", "error", error=error, failure=kind)
             raise
 
@@ -222,14 +212,6 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
         if result.outcome == "skipped":
             extra["reason"] = "already published; a forced rebuild redoes it"
         return finish(result.outcome, **extra)
-
-
-async def _record_failure(pool: Pool, month: Month, error: str, mark: int) -> None:
-    try:
-        async with pool.acquire() as conn:
-            await archive_store.record_export_failure(conn, str(month), error, after_id=mark)
-    except Exception as exc:  # the database is what failed; the log line still tells
-        log.warning("export_failure_not_recorded", error=str(exc))
 
 
 async def _mark_running(

@@ -16,7 +16,7 @@ from typing import Literal
 import asyncpg
 
 from shared.archive_names import CHUNK_SIZE
-from shared.db.pool import Connection
+from shared.db.pool import Connection, transaction
 from shared.errors import IntegrityError
 from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, MonthSummary, full_counts
 
@@ -227,7 +227,7 @@ async def check_stored_bytes(conn: Connection, archive_id: int, *, sha256: str, 
     total = 0
     expected_seq = 0
     last_len = CHUNK_SIZE
-    async with conn.transaction(readonly=True):
+    async with transaction(conn, readonly=True):
         cursor = conn.cursor(
             "SELECT seq, data FROM archive_chunks WHERE archive_id = $1 ORDER BY seq",
             archive_id,
@@ -271,7 +271,7 @@ async def publish(
     - Otherwise the new row is published and the previous one superseded. Outcome ``published``.
     """
     file_name = built.file_name if built else None
-    async with conn.transaction():
+    async with transaction(conn):
         current = await conn.fetchrow(
             f"SELECT {ROW_COLUMNS} FROM archives "
             "WHERE month = $1 AND state = 'published' FOR UPDATE",
@@ -320,15 +320,16 @@ async def publish(
 
 
 async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
-    """Record a failed build (kept for operators) and free its chunks."""
-    async with conn.transaction():
-        await conn.execute("DELETE FROM archive_chunks WHERE archive_id = $1", archive_id)
-        await conn.execute(
-            "UPDATE archives SET state = 'failed', failed_at = now(), finished_at = now(), "
-            "error = $2 WHERE id = $1 AND state = 'building'",
-            archive_id,
-            error[:2000],
-        )
+    """Record a failed build (kept for operators) and free its chunks, if the row is still
+    ``building``: after a lost connection the caller cannot know whether its publish committed,
+    and a published row's chunks must never go."""
+    await conn.execute(
+        "WITH failed AS (UPDATE archives SET state = 'failed', failed_at = now(), "
+        "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id) "
+        "DELETE FROM archive_chunks WHERE archive_id IN (SELECT id FROM failed)",
+        archive_id,
+        error[:2000],
+    )
 
 
 async def record_failure(conn: Connection, month: str, error: str) -> None:
@@ -358,28 +359,3 @@ async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> Arch
     )
     assert row is not None
     return archive_row(row)
-
-
-# --- failure records for the worker (additive: used by workers/jobs.py) ----------------------
-
-
-async def newest_archive_id(conn: Connection) -> int:
-    """The highest archive id so far (0 when there is none): a mark that tells the rows an export
-    attempt creates from older ones, without comparing clocks."""
-    newest: int = await conn.fetchval("SELECT coalesce(max(id), 0) FROM archives")
-    return newest
-
-
-async def record_export_failure(conn: Connection, month: str, error: str, *, after_id: int) -> None:
-    """Put ``error`` on the failed row an export attempt of ``month`` left (the newest one with an
-    id above ``after_id``), or record a new failed row when the attempt failed before it had one
-    (e.g. while counting the month's games)."""
-    updated = await conn.fetchval(
-        "UPDATE archives SET error = $3 WHERE id = (SELECT max(id) FROM archives "
-        "WHERE month = $1 AND state = 'failed' AND id > $2) RETURNING id",
-        month,
-        after_id,
-        error[:2000],
-    )
-    if updated is None:
-        await record_failure(conn, month, error)

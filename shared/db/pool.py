@@ -3,6 +3,7 @@ Connection failures become one clear ``DatabaseUnavailable`` error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -30,8 +31,41 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.CannotConnectNowError,
     asyncpg.TooManyConnectionsError,
     asyncpg.InterfaceError,
+    # The server ended the session: an administrator (pg_terminate_backend), a fast shutdown, a
+    # crash of another backend.
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
     TimeoutError,
 )
+
+
+def connection_usable(conn: Connection) -> bool:
+    """Whether ``conn`` can still run a statement. A pooled connection whose session ended is
+    detached from its proxy by asyncpg, and then even ``is_closed()`` raises; that counts as
+    unusable too."""
+    try:
+        return not conn.is_closed()
+    except asyncpg.InterfaceError:
+        return False
+
+
+@asynccontextmanager
+async def transaction(conn: Connection, **options: Any) -> AsyncIterator[None]:
+    """``conn.transaction(**options)`` whose failure surfaces the body's own error: when the
+    body fails because the session is gone, asyncpg's ``__aexit__`` would raise an
+    ``InterfaceError`` about the closed connection in its place (and a worker would then take a
+    lost connection for a bug). The server drops the transaction with the session anyway."""
+    tx = conn.transaction(**options)
+    await tx.start()
+    try:
+        yield
+    except BaseException:
+        if connection_usable(conn):
+            # Lost during the rollback: the body's error is the one that matters.
+            with contextlib.suppress(*CONNECTION_ERRORS):
+                await tx.rollback()
+        raise
+    await tx.commit()
 
 
 def _encode_jsonb(value: object) -> bytes:

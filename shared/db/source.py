@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any
 
 from shared.classify import Candidate
-from shared.db.pool import Connection
+from shared.db.pool import Connection, transaction
 from shared.months import Month
 
 IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
@@ -77,7 +77,7 @@ async def snapshot(conn: Connection) -> AsyncIterator[None]:
     SELECT, so it cannot ANALYZE the table or add statistics; these two planner settings are
     its own (``SET LOCAL``: this transaction only), and with them the ordered index scan is the
     plan whatever the estimates."""
-    async with conn.transaction(isolation="repeatable_read", readonly=True):
+    async with transaction(conn, isolation="repeatable_read", readonly=True):
         await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
         yield
 
