@@ -32,13 +32,13 @@ or other bytes take a slower path that searches for the next ``]`` or ``\\``.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from shared.sgf.charset import DEFAULT_CODEC, FALLBACK_CODEC, decode_latin1_value, resolve_codec
 from shared.sgf.findings import shown
+from shared.sgf.frames import Appendable, Frame, Stack, StreamStack
 from shared.sgf.tree import GameTree, Node, Property, new_node, new_property
 
 _PLAIN = r"\[([^\]\\\n\r\x80-\xff]*)\]"  # a value with nothing to decode or count lines in
@@ -166,98 +166,6 @@ def stream_game_trees(
         yield reader.listener()
 
 
-_T_contra = TypeVar("_T_contra", contravariant=True)
-
-
-class _Appendable(Protocol[_T_contra]):
-    def append(self, item: _T_contra, /) -> None: ...
-
-
-# A game tree being read: its nodes, its finished child trees, and the position of its "(".
-_Frame = tuple[_Appendable[Node], _Appendable[GameTree], int, int]
-
-
-class _Stack(Protocol):
-    """The open game trees, innermost last: a list of frames, or a ``_StreamStack``."""
-
-    def append(self, frame: _Frame, /) -> None: ...
-
-    def pop(self) -> _Frame: ...
-
-    def __getitem__(self, index: int, /) -> _Frame: ...
-
-    def __len__(self) -> int: ...
-
-
-_HAS_NODES, _HAS_CHILDREN = 1, 2
-
-
-class _StreamStack:
-    """The stack when trees are streamed: two flags (has nodes, has children) and the position
-    of the ``(`` per open tree, in arrays, since one game may nest a million variations deep
-    (about 17 bytes a level, where frames of lists would take over 200). The frames it hands
-    out are views on its top: appending a node sets the flag and passes the node on."""
-
-    def __init__(self, take: Callable[[Node], None]) -> None:
-        self._flags = bytearray()
-        self._positions = array("q")
-        self._take = take
-        self._nodes: _Appendable[Node] = _TopFlag(self._flags, _HAS_NODES, take)
-        self._children: _Appendable[GameTree] = _TopFlag(self._flags, _HAS_CHILDREN, None)
-
-    def append(self, frame: _Frame, /) -> None:
-        self._flags.append(0)
-        self._positions.append(frame[2])
-        self._positions.append(frame[3])
-
-    def pop(self) -> _Frame:
-        flags = self._flags.pop()
-        column, line = self._positions.pop(), self._positions.pop()
-        nodes = _PoppedFlag(bool(flags & _HAS_NODES), self._take)
-        children = _PoppedFlag(bool(flags & _HAS_CHILDREN), None)
-        return nodes, children, line, column
-
-    def __getitem__(self, index: int, /) -> _Frame:
-        if index != -1:
-            raise IndexError("only the innermost tree is reachable")
-        return self._nodes, self._children, self._positions[-2], self._positions[-1]
-
-    def __len__(self) -> int:
-        return len(self._flags)
-
-
-class _TopFlag:
-    __slots__ = ("_bit", "_flags", "_take")
-
-    def __init__(self, flags: bytearray, bit: int, take: Callable[[Node], None] | None) -> None:
-        self._flags, self._bit, self._take = flags, bit, take
-
-    def append(self, item: object, /) -> None:
-        self._flags[-1] |= self._bit
-        if self._take is not None:
-            assert isinstance(item, Node)
-            self._take(item)
-
-    def __bool__(self) -> bool:
-        return bool(self._flags[-1] & self._bit)
-
-
-class _PoppedFlag:
-    __slots__ = ("_set", "_take")
-
-    def __init__(self, is_set: bool, take: Callable[[Node], None] | None) -> None:
-        self._set, self._take = is_set, take
-
-    def append(self, item: object, /) -> None:
-        self._set = True
-        if self._take is not None:
-            assert isinstance(item, Node)
-            self._take(item)
-
-    def __bool__(self) -> bool:
-        return self._set
-
-
 _STREAMED = GameTree((), ())
 _NO_NODES: list[Node] = []
 _NO_CHILDREN: list[GameTree] = []
@@ -281,7 +189,7 @@ class _Reader:
         self._wanted = 0
         self._line = 1
         self._line_start = 0  # offset in _text of the current line's first character
-        self._stack: _Stack = [] if start_game is None else _StreamStack(self._stream_node)
+        self._stack: Stack = [] if start_game is None else StreamStack(self._stream_node)
         self._props: list[Property] | None = None  # the open node's properties
         self._node_line = 0
         self._node_column = 0
@@ -447,11 +355,11 @@ class _Reader:
         assert self._listener is not None
         return self._listener
 
-    def _open_frame(self, line: int, column: int) -> _Frame:
+    def _open_frame(self, line: int, column: int) -> Frame:
         if self._listener is None:
             return ([], [], line, column)
         self._listener.open_tree()
-        return (_NO_NODES, _NO_CHILDREN, line, column)  # _StreamStack keeps the position only
+        return (_NO_NODES, _NO_CHILDREN, line, column)  # StreamStack keeps the position only
 
     def _stream_node(self, node: Node) -> None:
         assert self._listener is not None
@@ -459,8 +367,8 @@ class _Reader:
 
     def _close_frame(
         self,
-        nodes: _Appendable[Node],
-        children: _Appendable[GameTree],
+        nodes: Appendable[Node],
+        children: Appendable[GameTree],
         line: int,
         column: int,
     ) -> GameTree:
