@@ -145,6 +145,26 @@ async def record_month_failure(pool: Pool, month: Month, error: str) -> None:
     await _record_failure(pool, None, month, None, error)
 
 
+async def sweep_leftovers(pool: Pool) -> dict[str, int]:
+    """Remove what killed or failed runs left in every month that nobody is exporting now (the
+    planner's sweep: a published month is never planned, so leftovers of a killed forced
+    rebuild would otherwise stay until the month is exported again). Returns the rows removed
+    per month."""
+    removed: dict[str, int] = {}
+    async with pool.acquire() as conn:
+        for name in await archive_store.months_with_leftovers(conn):
+            month = Month.parse(name)
+            if not await locks.try_lock_month(conn, month):
+                continue  # being exported: that run removes them
+            try:
+                removed[name] = await archive_store.remove_leftovers(conn, name)
+            finally:
+                await locks.unlock_month(conn, month)
+    if removed:
+        log.info("export_leftovers_swept", months=removed)
+    return removed
+
+
 async def _export(
     pool: Pool,
     table: str,

@@ -88,6 +88,7 @@ async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
                 key = "alreadyQueued" if action == "already_queued" else "building"
             decided[key].append(str(month))
         run |= {"missing": [str(m) for m in missing], **decided}
+        run["leftoversRemoved"] = await month_export.sweep_leftovers(pool)
         run["mirrorsEnqueued"] = await _plan_mirrors(ctx)
         run["error"] = None
     except Exception as exc:

@@ -204,6 +204,15 @@ async def remove_leftovers(conn: Connection, month: str) -> int:
     return int(status.split()[-1])
 
 
+async def months_with_leftovers(conn: Connection) -> list[str]:
+    """Months with something ``remove_leftovers`` would delete."""
+    rows = await conn.fetch(
+        "SELECT DISTINCT month FROM archives a WHERE state = 'building' OR (state = 'failed' "
+        "AND EXISTS (SELECT 1 FROM archive_chunks c WHERE c.archive_id = a.id)) ORDER BY month"
+    )
+    return [r["month"] for r in rows]
+
+
 async def start_building(conn: Connection, month: str) -> int:
     archive_id: int = await conn.fetchval(
         "INSERT INTO archives (month, state) VALUES ($1, 'building') RETURNING id", month
