@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import asyncpg
 import redis.exceptions
@@ -254,18 +254,77 @@ async def retire_worker(client: ArqRedis, worker: str) -> None:
     await client.delete(WORKER_KEY_PREFIX + worker)
 
 
+_NOW_MS = (
+    "local t = redis.call('TIME') "
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+)
+_RUN_TOKENS = (
+    _NOW_MS
+    + """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local pttl = redis.call('PTTL', key)
+  if pttl >= 0 then out[i] = now + pttl else out[i] = -1 end
+end
+return out
+"""
+)
+"""Each in-progress key's expiry instant in Redis' own milliseconds: one value for as long as
+that run's key lives, and a later one when a worker takes the job again (arq sets the key with
+its full timeout at every start). Redis 6.2 has no PEXPIRETIME, hence TIME + PTTL."""
+
+_RELEASE = (
+    _NOW_MS
+    + """
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then return 0 end
+if math.abs(now + pttl - tonumber(ARGV[1])) > tonumber(ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+"""
+)
+"""Delete a run's in-progress key only if it is still the run that was seen stale: atomic in
+Redis, so of several watchdogs that saw the same dead run exactly one releases it, and none
+can delete the key of the worker that took the job next."""
+
+RUN_TOKEN_TOLERANCE_MS = 100
+"""Two readings of one run's token differ by a millisecond or two (TIME and PTTL rounding); a
+new run's token is later by at least the time the old one was watched (seconds)."""
+
+
+async def _eval(client: ArqRedis, script: str, keys: list[Any], args: list[str]) -> Any:
+    # redis-py types eval for its sync and async clients at once; this client is async.
+    pending = cast("Awaitable[Any]", client.eval(script, len(keys), *keys, *args))
+    return await pending
+
+
+async def running_exports(client: ArqRedis) -> dict[str, int]:
+    """Export jobs a worker has marked in progress (arq's in-progress keys), each with the
+    token of its current run (see ``_RUN_TOKENS``)."""
+    keys = [key async for key in client.scan_iter(match=in_progress_key_prefix + "export:*")]
+    if not keys:
+        return {}
+    tokens = await _eval(client, _RUN_TOKENS, keys, [])
+    return {
+        key.decode()[len(in_progress_key_prefix) :]: int(token)
+        for key, token in zip(keys, tokens, strict=True)
+        if int(token) >= 0
+    }
+
+
 async def running_export_ids(client: ArqRedis) -> list[str]:
     """Export jobs a worker has marked in progress (arq's in-progress keys)."""
-    ids = []
-    async for key in client.scan_iter(match=in_progress_key_prefix + "export:*", count=200):
-        ids.append(key.decode()[len(in_progress_key_prefix) :])
-    return sorted(ids)
+    return sorted(await running_exports(client))
 
 
-async def release_stale_job(client: ArqRedis, job_id: str) -> None:
+async def release_stale_job(client: ArqRedis, job_id: str, run_token: int) -> bool:
     """Free a job whose worker died (its in-progress key would otherwise block it until arq's
-    in-progress timeout, hours for an export): the job stays queued and any worker takes it."""
-    await client.delete(in_progress_key_prefix + job_id, RUNNING_KEY_PREFIX + job_id)
+    in-progress timeout, hours for an export): the job stays queued and any worker takes it.
+    Only the run whose token is ``run_token`` is released, atomically; False when another
+    watchdog released it first or a worker has taken the job since."""
+    keys = [in_progress_key_prefix + job_id, RUNNING_KEY_PREFIX + job_id]
+    released = await _eval(client, _RELEASE, keys, [str(run_token), str(RUN_TOKEN_TOLERANCE_MS)])
+    return bool(released)
 
 
 # --- reading everything -----------------------------------------------------------------------

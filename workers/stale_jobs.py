@@ -12,7 +12,7 @@ skip, never a second publication.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from shared.job_ids import export_month_of
@@ -20,25 +20,31 @@ from shared.job_ids import export_month_of
 
 @dataclass
 class StaleJobTracker:
-    """Remembers since when each running export has been seen without its month's lock."""
+    """Remembers since when each running export's current run has been seen without its
+    month's lock. A run is told apart from the job's next run by its token (see
+    ``shared.job_queue.running_exports``): a new run starts a new wait."""
 
     after_seconds: float
-    _unlocked_since: dict[str, float] = field(default_factory=dict)
+    token_tolerance: int = 100
+    _unlocked_since: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def observe(
-        self, running_ids: Collection[str], locked_months: Collection[str], now: float
-    ) -> list[str]:
-        """Feed one observation (``now`` from a monotonic clock); returns the ids to release."""
+        self, running: Mapping[str, int], locked_months: Collection[str], now: float
+    ) -> list[tuple[str, int]]:
+        """Feed one observation (job id → run token; ``now`` from a monotonic clock); returns
+        the (job id, run token) pairs to release."""
         stale = []
         seen = {}
-        for job_id in running_ids:
+        for job_id, token in running.items():
             month = export_month_of(job_id)
             if month is None or str(month) in locked_months:
                 continue
-            since = self._unlocked_since.get(job_id, now)
+            known_token, since = self._unlocked_since.get(job_id, (token, now))
+            if abs(known_token - token) > self.token_tolerance:
+                since = now  # another run of the same job: watch it afresh
             if now - since >= self.after_seconds:
-                stale.append(job_id)
+                stale.append((job_id, token))
             else:
-                seen[job_id] = since
+                seen[job_id] = (token, since)
         self._unlocked_since = seen
         return sorted(stale)

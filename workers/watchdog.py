@@ -14,7 +14,12 @@ from arq.connections import ArqRedis
 from shared.db import locks
 from shared.db.pool import Pool
 from shared.job_ids import export_month_of
-from shared.job_queue import announce_worker, release_stale_job, running_export_ids
+from shared.job_queue import (
+    RUN_TOKEN_TOLERANCE_MS,
+    announce_worker,
+    release_stale_job,
+    running_exports,
+)
 from shared.logs import get_logger
 from workers.stale_jobs import StaleJobTracker
 
@@ -37,7 +42,9 @@ class Watchdog:
         self._worker = worker
         self._started_at = started_at
         self._interval = interval_seconds
-        self._tracker = StaleJobTracker(after_seconds=stale_after_seconds)
+        self._tracker = StaleJobTracker(
+            after_seconds=stale_after_seconds, token_tolerance=RUN_TOKEN_TOLERANCE_MS
+        )
 
     async def run(self) -> None:
         """Beat every interval until cancelled; a failed beat is logged and the next one tried."""
@@ -53,7 +60,7 @@ class Watchdog:
         await announce_worker(
             self._client, self._worker, started_at=self._started_at, ttl=3 * self._interval + 5
         )
-        running = await running_export_ids(self._client)
+        running = await running_exports(self._client)
         locked: set[str] = set()
         if running:
             async with self._pool.acquire() as conn:
@@ -61,12 +68,15 @@ class Watchdog:
                     month = export_month_of(job_id)
                     if month is not None and await locks.month_lock_held(conn, month):
                         locked.add(str(month))
-        released = self._tracker.observe(running, locked, time.monotonic())
-        for job_id in released:
-            await release_stale_job(self._client, job_id)
-            log.warning(
-                "stale_job_released",
-                job_id=job_id,
-                reason="in progress without its month's lock: its worker is gone",
-            )
+        released = []
+        for job_id, token in self._tracker.observe(running, locked, time.monotonic()):
+            # Several watchdogs see the same dead run: the release is claimed atomically in
+            # Redis, so exactly one of them frees it (and none frees a later run of the job).
+            if await release_stale_job(self._client, job_id, token):
+                released.append(job_id)
+                log.warning(
+                    "stale_job_released",
+                    job_id=job_id,
+                    reason="in progress without its month's lock: its worker is gone",
+                )
         return released
