@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
+from shared.months import Month
 
 PROFILE_ID = "gomoku-party-sgf-1"
+FIRST_PUBLISHED_MONTH = Month(2026, 8)
+"""The profile: "Only closed months are published, starting with August 2026"."""
 """Hex digits of the archive's SHA-256 that go into its download name."""
 
 

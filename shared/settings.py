@@ -8,11 +8,13 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from shared.errors import ConfigError, InvalidMonth
 from shared.months import Month
+from shared.profile import FIRST_PUBLISHED_MONTH
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gomoku_archive"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -27,10 +29,13 @@ S3_MIN_PART_SIZE = 5 * MIB
 """S3 refuses multipart parts below 5 MiB (all but the last)."""
 S3_MAX_PART_SIZE = 5 * 1024 * MIB
 DEFAULT_S3_PART_SIZE = 16 * MIB
+DEFAULT_DOWNLOAD_CACHE_BYTES = 4 * 1024 * MIB
 
 _BUCKET = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", re.ASCII)
 
 LogFormat = Literal["json", "console"]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+MIN_OPS_TOKEN_LENGTH = 32
 
 
 def parse_size(text: str) -> int:
@@ -62,7 +67,7 @@ class Settings:
     redis_url: str = DEFAULT_REDIS_URL
     games_table: str = "games"
     """The game server's table, optionally schema-qualified; validated as an identifier."""
-    export_first_month: Month = field(default_factory=lambda: Month(2026, 8))
+    export_first_month: Month = FIRST_PUBLISHED_MONTH
     ops_token: str | None = field(default=None, repr=False)
     """Operator token for /ops/ and its actions; when unset, /ops/ answers 404."""
     s3_bucket: str | None = None
@@ -79,6 +84,11 @@ class Settings:
     """Bytes per multipart part: S3's 5 MiB minimum up to 5 GiB."""
     cdn_base_url: str | None = None
     """Public base URL of the bucket's prefix behind a CDN, for redirects."""
+    download_cache_dir: Path | None = None
+    """A local directory where the API keeps verified copies of archives to serve with
+    sendfile (archives are immutable and content-addressed); off when unset."""
+    download_cache_bytes: int = DEFAULT_DOWNLOAD_CACHE_BYTES
+    """The cache's bound: least recently served files go first."""
     log_format: LogFormat = "json"
     log_level: str = "INFO"
 
@@ -94,6 +104,21 @@ class Settings:
             raise ConfigError("REDIS_URL must be a redis:// URL")
         if self.log_format not in ("json", "console"):
             raise ConfigError(f"LOG_FORMAT must be json or console, got {self.log_format!r}")
+        if self.ops_token is not None and len(self.ops_token) < MIN_OPS_TOKEN_LENGTH:
+            raise ConfigError(
+                f"OPS_TOKEN must be at least {MIN_OPS_TOKEN_LENGTH} characters (it guards "
+                "forced rebuilds); generate one with: python3 -c 'import secrets; "
+                "print(secrets.token_urlsafe(32))'"
+            )
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigError(
+                f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}"
+            )
+        if self.export_first_month < FIRST_PUBLISHED_MONTH:
+            raise ConfigError(
+                f"EXPORT_FIRST_MONTH must be {FIRST_PUBLISHED_MONTH} or later (the profile "
+                f"publishes no earlier month), got {self.export_first_month}"
+            )
         if self.s3_bucket is not None and not _BUCKET.fullmatch(self.s3_bucket):
             raise ConfigError(f"S3_BUCKET must be a bucket name, got {self.s3_bucket!r}")
         if self.s3_prefix and (self.s3_prefix.startswith("/") or not self.s3_prefix.endswith("/")):
@@ -102,6 +127,12 @@ class Settings:
             raise ConfigError(
                 f"S3_PART_SIZE must be between 5 MiB and 5 GiB (S3's limits), "
                 f"got {self.s3_part_size} bytes"
+            )
+        if self.download_cache_bytes < 1:
+            raise ConfigError("DOWNLOAD_CACHE_BYTES must be a positive size like 4GiB")
+        if self.download_cache_dir is not None and not self.download_cache_dir.is_absolute():
+            raise ConfigError(
+                f"DOWNLOAD_CACHE_DIR must be an absolute path, got {str(self.download_cache_dir)!r}"
             )
         for name, url in (
             ("S3_ENDPOINT_URL", self.s3_endpoint_url),
@@ -144,9 +175,10 @@ class Settings:
             return value or None
 
         try:
-            first = Month.parse(get("EXPORT_FIRST_MONTH") or "2026-08")
+            first = Month.parse(get("EXPORT_FIRST_MONTH") or str(FIRST_PUBLISHED_MONTH))
         except InvalidMonth as exc:
             raise ConfigError(f"EXPORT_FIRST_MONTH: {exc}") from None
+        log_level = (get("LOG_LEVEL") or "INFO").upper()
         try:
             part_size = parse_size(get("S3_PART_SIZE") or str(DEFAULT_S3_PART_SIZE))
         except ValueError as exc:
@@ -155,6 +187,12 @@ class Settings:
             redirect = parse_bool(get("S3_REDIRECT") or "on")
         except ValueError as exc:
             raise ConfigError(f"S3_REDIRECT: {exc}") from None
+        try:
+            cache_size = get("DOWNLOAD_CACHE_BYTES") or str(DEFAULT_DOWNLOAD_CACHE_BYTES)
+            cache_bytes = parse_size(cache_size)
+        except ValueError as exc:
+            raise ConfigError(f"DOWNLOAD_CACHE_BYTES: {exc}") from None
+        cache_dir = get("DOWNLOAD_CACHE_DIR")
         prefix = (get("S3_PREFIX") or "").strip("/")
         log_format = get("LOG_FORMAT") or ("console" if tty else "json")
         if log_format not in ("json", "console"):
@@ -171,6 +209,8 @@ class Settings:
             s3_redirect=redirect,
             s3_part_size=part_size,
             cdn_base_url=get("CDN_BASE_URL"),
+            download_cache_dir=Path(cache_dir) if cache_dir else None,
+            download_cache_bytes=cache_bytes,
             log_format=log_format,  # type: ignore[arg-type]  # checked just above
-            log_level=(get("LOG_LEVEL") or "INFO").upper(),
+            log_level=log_level,
         )

@@ -183,6 +183,6 @@ def settings(db_dsn: str, redis_url: str) -> Settings:
         database_url=db_dsn,
         redis_url=redis_url,
         export_first_month=Month(2026, 8),
-        ops_token="test-ops-token",
+        ops_token="test-ops-token-of-at-least-32-characters",
         log_format="json",
     )

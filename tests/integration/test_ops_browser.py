@@ -34,7 +34,7 @@ async def test_operator_signs_in_and_rebuilds_a_month(
         await page.click("form[action='/ops/login'] button")
         assert "not the operator token" in await page.inner_text("body")
 
-        await page.fill("#token", "test-ops-token")
+        await page.fill("#token", "test-ops-token-of-at-least-32-characters")
         await page.click("form[action='/ops/login'] button")
         await page.wait_for_selector("#months")
         august = page.locator("#months tbody tr", has_text="2026-08")

@@ -22,7 +22,7 @@ from shared.ops_view import QueuedJob
 from shared.settings import Settings
 
 Client = TestClient[web.Request, web.Application]
-TOKEN = "test-ops-token"
+TOKEN = "test-ops-token-of-at-least-32-characters"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 CSRF_RE = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 

@@ -24,7 +24,7 @@ from tests.integration.worker_support import (
 )
 
 LAST = last_closed_month()
-TOKEN = "test-ops-token"
+TOKEN = "test-ops-token-of-at-least-32-characters"
 
 
 def months_of(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

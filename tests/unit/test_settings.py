@@ -25,7 +25,7 @@ def test_reads_everything() -> None:
             "REDIS_URL": "redis://r:6379/2",
             "GAMES_TABLE": "src.games",
             "EXPORT_FIRST_MONTH": "2026-09",
-            "OPS_TOKEN": "tok",
+            "OPS_TOKEN": "tok-0123456789abcdefghijklmnopqrstuvwxyz",
             "S3_BUCKET": "gomoku-archives",
             "CDN_BASE_URL": "https://cdn.example",
             "LOG_LEVEL": "debug",
@@ -35,12 +35,16 @@ def test_reads_everything() -> None:
     assert s.games_table == "src.games"
     assert s.export_first_month == Month(2026, 9)
     assert s.log_level == "DEBUG"
-    assert s.ops_token == "tok"
+    assert s.ops_token == "tok-0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def test_repr_masks_secrets() -> None:
     s = Settings.from_env(
-        {"DATABASE_URL": "postgresql://u:secret@db/x", "OPS_TOKEN": "hunter2"}, isatty=False
+        {
+            "DATABASE_URL": "postgresql://u:secret@db/x",
+            "OPS_TOKEN": "hunter2-hunter2-hunter2-hunter2-hunter2",
+        },
+        isatty=False,
     )
     text = repr(s)
     assert "secret" not in text
@@ -58,6 +62,10 @@ def test_repr_masks_secrets() -> None:
         {"REDIS_URL": "http://x"},
         {"LOG_FORMAT": "xml"},
         {"S3_BUCKET": "no/slashes"},
+        {"LOG_LEVEL": "LOUD"},
+        {"OPS_TOKEN": "a"},
+        {"OPS_TOKEN": "x" * 31},
+        {"EXPORT_FIRST_MONTH": "2026-07"},
         {"S3_PART_SIZE": "4MiB"},
         {"S3_PART_SIZE": "6GiB"},
         {"S3_PART_SIZE": "lots"},
@@ -107,3 +115,57 @@ def test_s3_settings_errors_name_the_variable() -> None:
         Settings.from_env({"S3_PART_SIZE": "1048576"}, isatty=False)
     with pytest.raises(ConfigError, match="S3_REDIRECT"):
         Settings.from_env({"S3_REDIRECT": "sometimes"}, isatty=False)
+
+
+def test_the_download_cache_is_off_by_default() -> None:
+    s = Settings.from_env({}, isatty=False)
+    assert s.download_cache_dir is None
+    assert s.download_cache_bytes == 4 * 1024**3
+
+
+def test_the_download_cache_reads_a_directory_and_a_size() -> None:
+    s = Settings.from_env(
+        {"DOWNLOAD_CACHE_DIR": "/var/cache/gomoku", "DOWNLOAD_CACHE_BYTES": "512MiB"},
+        isatty=False,
+    )
+    assert str(s.download_cache_dir) == "/var/cache/gomoku"
+    assert s.download_cache_bytes == 512 * 1024**2
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DOWNLOAD_CACHE_BYTES": "lots"}, "DOWNLOAD_CACHE_BYTES"),
+        ({"DOWNLOAD_CACHE_BYTES": "0"}, "DOWNLOAD_CACHE_BYTES"),
+        ({"DOWNLOAD_CACHE_DIR": "relative/cache"}, "DOWNLOAD_CACHE_DIR"),
+    ],
+)
+def test_the_download_cache_refuses_bad_values(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.from_env(env, isatty=False)
+
+
+def test_setting_errors_are_one_line_and_exit_2() -> None:
+    """Every bad setting ends the command with one line naming the variable, never a
+    traceback (LOG_LEVEL=LOUD used to reach logging's ValueError)."""
+    import os
+    import subprocess
+    import sys
+
+    for name, value in (("LOG_LEVEL", "LOUD"), ("EXPORT_FIRST_MONTH", "2025-12")):
+        done = subprocess.run(
+            [sys.executable, "-m", "shared.cli.main", "manifest"],
+            env={**os.environ, name: value},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"gomoku-archive: error: {name} must be")
+
+
+def test_a_short_operator_token_is_refused_with_a_clear_message() -> None:
+    with pytest.raises(ConfigError, match="OPS_TOKEN must be at least 32 characters"):
+        Settings.from_env({"OPS_TOKEN": "a"}, isatty=False)
+    assert Settings.from_env({"OPS_TOKEN": "x" * 32}, isatty=False).ops_token == "x" * 32
