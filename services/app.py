@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from aiohttp import hdrs, web
 
 from services import bad_requests, downloads, freshness, health, manifest_api, pages
-from services.keys import MANIFEST, METRICS, MIRROR_STORE, POOL, SETTINGS
+from services.keys import DOWNLOAD_CACHE, MANIFEST, METRICS, MIRROR_STORE, POOL, SETTINGS
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from services.middleware import add_common_headers, observe
@@ -19,6 +19,7 @@ from services.ops import setup_ops
 from shared.archive_names import FILES_PATH
 from shared.db.pool import Pool, create_pool
 from shared.settings import Settings
+from shared.storage.file_cache import FileCache
 from shared.storage.s3 import S3Store
 
 CleanupCtx = Callable[[web.Application], AsyncIterator[None]]
@@ -43,6 +44,8 @@ def create_app(
     app.cleanup_ctx.append(freshness.keep_fresh)
     if settings.redirect_downloads:
         app.cleanup_ctx.append(_mirror_store)
+    if settings.download_cache_dir is not None:
+        app.cleanup_ctx.append(_download_cache)
     _routes(app)
     setup_ops(app, settings)
     return app
@@ -96,6 +99,19 @@ async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         store.close()
+
+
+async def _download_cache(app: web.Application) -> AsyncIterator[None]:
+    """Local copies of archives for sendfile (see shared/storage/file_cache.py)."""
+    settings = app[SETTINGS]
+    assert settings.download_cache_dir is not None
+    cache = FileCache(settings.download_cache_dir, settings.download_cache_bytes)
+    cache.start()
+    app[DOWNLOAD_CACHE] = cache
+    try:
+        yield
+    finally:
+        await cache.close()
 
 
 def _manifest_cache(ttl: float) -> CleanupCtx:

@@ -12,12 +12,22 @@ verified copy in the bucket or behind the CDN instead; HEAD, 304, 412 and 416 st
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import BinaryIO
 
 from aiohttp import hdrs, web
 
 from services.conditional import decide, not_modified, respond_bytes, validators
 from services.errors import ApiError, NotFound, ServiceUnavailable
-from services.keys import ABORTED, BODY_BYTES, METRICS, MIRROR_STORE, POOL, STREAMING
+from services.keys import (
+    ABORTED,
+    BODY_BYTES,
+    DOWNLOAD_CACHE,
+    METRICS,
+    MIRROR_STORE,
+    POOL,
+    STREAMING,
+)
 from shared.archive_names import (
     ARCHIVE_CONTENT_TYPE,
     CHECKSUM_CONTENT_TYPE,
@@ -40,6 +50,8 @@ REDIRECT_CACHE_CONTROL = "public, max-age=300"
 bucket or CDN may move): caches keep it minutes, never the file's year."""
 SEND_TIMEOUT_SECONDS = 60.0
 """How long one write may wait for a client that stopped reading (nginx's send_timeout)."""
+SENDFILE_SLICE = 1024 * 1024
+"""Bytes per sendfile call from the local cache: the unit SEND_TIMEOUT_SECONDS applies to."""
 
 
 def archive_representation(row: ArchiveRow) -> Representation:
@@ -89,7 +101,16 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
     response.content_length = decision.length
     if request.method == "HEAD":
         return response
-    return await _stream(request, response, row, ChunkSpan(row.bytes, decision.start, decision.end))
+    start, end = decision.start, decision.end
+    cache = request.app.get(DOWNLOAD_CACHE)
+    if cache is not None and row.sha256 is not None:
+        cached = cache.open(row.sha256, row.bytes)
+        if cached is not None:
+            with cached:
+                return await _send_file(request, response, row, cached, start, end)
+        # This download streams from PostgreSQL; the next ones will find the file.
+        cache.fill(request.app[POOL], row.id, row.sha256, row.bytes)
+    return await _stream(request, response, row, ChunkSpan(row.bytes, start, end))
 
 
 async def checksum_file(request: web.Request) -> web.StreamResponse:
@@ -137,12 +158,12 @@ def _redirect(location: str) -> web.Response:
 async def _stream(
     request: web.Request, response: web.StreamResponse, row: ArchiveRow, span: ChunkSpan
 ) -> web.StreamResponse:
-    metrics = request.app[METRICS]
+    """The span from the chunks in PostgreSQL, a batch per query."""
     reader = ChunkReader(request.app[POOL], row.id, span)
     # The first batch is read before the status line goes out, so a database that is down
     # gives an honest 503 rather than a broken 200.
     try:
-        batch = await reader.next_batch()
+        first = [await reader.next_batch()]
     except ChunkReadError as exc:
         log.error("download_unreadable", file=row.file_name, error=str(exc))
         if exc.database:
@@ -152,39 +173,93 @@ async def _stream(
             ) from exc
         raise ApiError("the archive cannot be read") from exc
 
-    sent = 0
-    request[STREAMING] = response
-    metrics.downloads_in_flight.inc()
-    try:
-        await response.prepare(request)
+    async def body(sent: list[int]) -> None:
+        batch = first.pop()  # held here only: each sent batch is let go before the next read
         while batch is not None:
             for piece in batch:
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
                     await response.write(piece)
-                sent += len(piece)
+                sent[0] += len(piece)
             batch = None  # let the sent batch go before the next one is read
             try:
                 batch = await reader.next_batch()
             except ChunkReadError as exc:
-                _abort(request, response, "database_error" if exc.database else "missing_chunks")
-                log.error("download_aborted", file=row.file_name, sent=sent, error=str(exc))
-                return response
+                raise _BodyFailed("database_error" if exc.database else "missing_chunks") from exc
+
+    return await _deliver(request, response, row, body)
+
+
+async def _send_file(
+    request: web.Request,
+    response: web.StreamResponse,
+    row: ArchiveRow,
+    file: BinaryIO,
+    start: int,
+    end: int,
+) -> web.StreamResponse:
+    """The span from the local cache's copy, by sendfile(2): the kernel copies page cache to
+    the socket, as nginx does. In slices, so that a client that stops reading is cut off after
+    SEND_TIMEOUT_SECONDS on one slice, as the chunk stream does per write."""
+    loop = asyncio.get_running_loop()
+
+    async def body(sent: list[int]) -> None:
+        transport = request.transport
+        if transport is None:
+            raise ConnectionResetError("the client went away")
+        offset = start
+        while offset < end:
+            count = min(SENDFILE_SLICE, end - offset)
+            async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
+                # asyncio reads and writes itself where the transport has no sendfile (TLS).
+                await loop.sendfile(transport, file, offset, count)
+            offset += count
+            sent[0] += count
+
+    return await _deliver(request, response, row, body)
+
+
+class _BodyFailed(Exception):
+    """The body's source failed after the status line: ``reason`` is the abort's."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def _deliver(
+    request: web.Request,
+    response: web.StreamResponse,
+    row: ArchiveRow,
+    body: Callable[[list[int]], Awaitable[None]],
+) -> web.StreamResponse:
+    """Send the status line, then ``body`` (which counts what it sent in ``sent[0]``); map
+    every way a body can stop short to an aborted connection and its log line."""
+    metrics = request.app[METRICS]
+    sent = [0]
+    request[STREAMING] = response
+    metrics.downloads_in_flight.inc()
+    try:
+        await response.prepare(request)
+        await body(sent)
         await response.write_eof()
+    except _BodyFailed as exc:
+        _abort(request, response, exc.reason)
+        log.error("download_aborted", file=row.file_name, sent=sent[0], error=str(exc.__cause__))
     except ConnectionError:  # the client went away (reset, closed, or lost while draining)
         _abort(request, response, "client_disconnected")
-        log.info("download_client_disconnected", file=row.file_name, sent=sent)
+        log.info("download_client_disconnected", file=row.file_name, sent=sent[0])
     except TimeoutError:  # the client is connected but stopped reading
         _abort(request, response, "client_stalled")
-        log.info("download_client_stalled", file=row.file_name, sent=sent)
+        log.info("download_client_stalled", file=row.file_name, sent=sent[0])
     except asyncio.CancelledError:
         # Servers run with handler_cancellation cancel the handler when the client leaves
         # (and every server does at shutdown): same outcome, then let the cancellation on.
         _abort(request, response, "client_disconnected")
-        log.info("download_cancelled", file=row.file_name, sent=sent)
+        log.info("download_cancelled", file=row.file_name, sent=sent[0])
         raise
     finally:
         metrics.downloads_in_flight.dec()
-        response[BODY_BYTES] = sent
+        response[BODY_BYTES] = sent[0]
     return response
 
 

@@ -8,6 +8,7 @@ from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from shared.db.pool import Pool
 from shared.settings import Settings
+from shared.storage.file_cache import FileCache
 from shared.storage.s3 import S3Store
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -16,6 +17,8 @@ MANIFEST = web.AppKey("manifest_cache", ManifestCache)
 METRICS = web.AppKey("metrics", Metrics)
 MIRROR_STORE = web.AppKey("mirror_store", S3Store)
 """Set only when downloads are redirected to the S3 mirror (``S3_BUCKET`` and ``S3_REDIRECT``)."""
+DOWNLOAD_CACHE = web.AppKey("download_cache", FileCache)
+"""Set only with ``DOWNLOAD_CACHE_DIR``: verified local copies served with sendfile."""
 
 BODY_BYTES = web.ResponseKey("body_bytes", int)
 """Body bytes a streamed response really wrote (the access log and the metrics read it)."""

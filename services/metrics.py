@@ -126,7 +126,6 @@ class Metrics:
         self.freshness_age.set(float("inf"))
         self.queue_depth.set(float("nan"))
 
-
     def count_request(
         self, route: str, method: str, status: int, duration: float, body_bytes: int
     ) -> None:

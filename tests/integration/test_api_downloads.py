@@ -9,20 +9,23 @@ import hashlib
 import json
 import subprocess
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from yarl import URL
 
+from services.keys import DOWNLOAD_CACHE
 from shared.archive_names import CHUNK_SIZE
 from shared.db import archive_store
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from shared.http_conditions import format_http_date
 from shared.months import Month
+from shared.settings import Settings
 from tests.integration.api_support import (
     Client,
+    app_of,
     publish_bytes,
     publish_demo_month,
     random_bytes,
@@ -48,9 +51,25 @@ async def published(pool: Pool) -> Published:
     return Published(demo, blob, data)
 
 
-@pytest.fixture
-async def api(db_dsn: str, pool: Pool, published: Published) -> AsyncIterator[Client]:
-    async with serving(db_dsn, pool) as client:
+@pytest.fixture(params=["chunks", "file_cache"])
+async def api(
+    request: pytest.FixtureRequest, db_dsn: str, pool: Pool, published: Published, tmp_path: Path
+) -> AsyncIterator[Client]:
+    """Every test runs twice: streamed from the chunks, and sent from the local file cache
+    (filled by a first download of each file), which must answer exactly the same."""
+    if request.param == "chunks":
+        async with serving(db_dsn, pool) as client:
+            yield client
+        return
+    settings = Settings(database_url=db_dsn, redis_url="redis://127.0.0.1:1/0")
+    settings = replace(settings, download_cache_dir=tmp_path / "cache")
+    async with serving(db_dsn, pool, settings=settings) as client:
+        for row in (published.demo, published.blob):
+            async with client.get(url_of(row)) as response:
+                await response.read()
+        cache = app_of(client)[DOWNLOAD_CACHE]
+        await cache.wait_filled()
+        assert cache.total == published.demo.bytes + published.blob.bytes
         yield client
 
 
