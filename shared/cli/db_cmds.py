@@ -48,10 +48,35 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(run=cmd_manifest)
 
     p = subparsers.add_parser("seed-demo", help="fill the source table with realistic demo games")
-    p.add_argument("--from", dest="first", type=month_arg, required=True, metavar="YYYY-MM")
-    p.add_argument("--to", dest="last", type=month_arg, required=True, metavar="YYYY-MM")
-    p.add_argument("--games-per-month", type=int, required=True, metavar="N")
-    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument(
+        "--from",
+        dest="first",
+        type=month_arg,
+        required=True,
+        metavar="YYYY-MM",
+        help="the first month to fill",
+    )
+    p.add_argument(
+        "--to",
+        dest="last",
+        type=month_arg,
+        required=True,
+        metavar="YYYY-MM",
+        help="the last month to fill (inclusive)",
+    )
+    p.add_argument(
+        "--games-per-month",
+        type=int,
+        required=True,
+        metavar="N",
+        help="valid games per month, on top of out-of-scope and broken rows",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=2026,
+        help="the random seed: the same seed gives the same games (default 2026)",
+    )
     p.set_defaults(run=cmd_seed_demo)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -33,13 +34,37 @@ class Command(Protocol):
     def __call__(self, args: argparse.Namespace) -> int: ...
 
 
+ENVIRONMENT_HELP = """\
+environment (the README's Configuration section has the details):
+  DATABASE_URL        the service's PostgreSQL (postgresql://...)
+  REDIS_URL           the job queue's Redis (redis://... or unix://...)
+  GAMES_TABLE         the game server's table, optionally schema.table (default games)
+  EXPORT_FIRST_MONTH  the first month published, 2026-08 or later (default 2026-08)
+  OPS_TOKEN           the operator token for /ops/ (32+ characters; unset: /ops/ is off)
+  S3_BUCKET, S3_PREFIX, S3_ENDPOINT_URL, S3_REDIRECT, S3_PART_SIZE, CDN_BASE_URL
+                      the optional S3 mirror (credentials: boto3's standard chain)
+  LOG_FORMAT          json or console (default: console on a terminal)
+  LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
+"""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("gomoku-party-archive")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The program's parser; with ``command``, only that command's module is loaded (the
     top-level help, or a name that is no command, loads them all)."""
     parser = argparse.ArgumentParser(
         prog="gomoku-archive",
         description="Build, check and serve Gomoku Party's monthly SGF archives.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     chosen = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
     for name in chosen:

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from shared.cli.main import COMMANDS, build_parser
+from shared.cli.main import COMMANDS, build_parser, main
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
@@ -38,3 +40,18 @@ def test_the_table_names_every_command_its_module_adds() -> None:
 def test_the_top_level_help_lists_every_command() -> None:
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert sorted(choices) == sorted(n for names in COMMANDS.values() for n in names)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("gomoku-archive ")
+
+
+def test_the_main_help_lists_every_setting() -> None:
+    source = (Path(__file__).parents[2] / "shared" / "settings.py").read_text()
+    read = set(re.findall(r'get\("([A-Z_0-9]+)"\)', source))
+    assert {"DATABASE_URL", "OPS_TOKEN", "S3_PART_SIZE"} <= read
+    help_text = build_parser().format_help()
+    assert [name for name in sorted(read) if name not in help_text] == []
