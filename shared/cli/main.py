@@ -43,6 +43,8 @@ environment (the README's Configuration section has the details):
   OPS_TOKEN           the operator token for /ops/ (32+ characters; unset: /ops/ is off)
   S3_BUCKET, S3_PREFIX, S3_ENDPOINT_URL, S3_REDIRECT, S3_PART_SIZE, CDN_BASE_URL
                       the optional S3 mirror (credentials: boto3's standard chain)
+  DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
+                      the API's optional local file cache of downloads
   LOG_FORMAT          json or console (default: console on a terminal)
   LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
 """
