@@ -83,7 +83,7 @@ class Settings:
     s3_part_size: int = DEFAULT_S3_PART_SIZE
     """Bytes per multipart part: S3's 5 MiB minimum up to 5 GiB."""
     cdn_base_url: str | None = None
-    """Public base URL of the bucket's prefix behind a CDN, for redirects."""
+    """Public base URL of the bucket's root behind a CDN, for redirects (keys are appended)."""
     download_cache_dir: Path | None = None
     """A local directory where the API keeps verified copies of archives to serve with
     sendfile (archives are immutable and content-addressed); off when unset."""
