@@ -30,7 +30,13 @@ from arq.constants import (
     result_key_prefix,
     retry_key_prefix,
 )
-from arq.jobs import DeserializationError, Job, deserialize_job, deserialize_result
+from arq.jobs import (
+    DeserializationError,
+    Job,
+    deserialize_job,
+    deserialize_result,
+    serialize_job,
+)
 
 from shared.db import archive_store, locks
 from shared.db.pool import CONNECTION_ERRORS, Pool
@@ -71,7 +77,25 @@ REDIS_ERRORS: tuple[type[BaseException], ...] = (
 _ANY_REDIS_ERROR: tuple[type[BaseException], ...] = (*REDIS_ERRORS, redis.exceptions.RedisError)
 _DATABASE_ERRORS: tuple[type[BaseException], ...] = (*CONNECTION_ERRORS, asyncpg.PostgresError)
 
+REDIS_ANSWER_SECONDS = 3.0
+"""How long the operators' paths (``/ops/``, ``jobs``, ``rebuild``) wait for Redis: a Redis
+that accepts connections but does not answer (stopped, swapping, overloaded) must give a clear
+"unreachable" within seconds, not hang a request or a command."""
+
 JobStatusName = Literal["not_found", "queued", "deferred", "in_progress", "complete"]
+
+
+_NOW_MS_LUA = (
+    "local t = redis.call('TIME') "
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+)
+"""Lua prologue: ``now``, Redis' own clock in milliseconds."""
+
+
+async def _eval(client: ArqRedis, script: str, keys: list[Any], args: list[Any]) -> Any:
+    # redis-py types eval for its sync and async clients at once; this client is async.
+    pending = cast("Awaitable[Any]", client.eval(script, len(keys), *keys, *args))
+    return await pending
 
 
 # --- the JSON codec ---------------------------------------------------------------------------
@@ -112,25 +136,34 @@ def redis_settings(redis_url: str, *, retries: int = 0) -> RedisSettings:
     return settings
 
 
-async def connect(redis_url: str, *, retries: int = 0) -> ArqRedis:
+async def connect(
+    redis_url: str, *, retries: int = 0, within_seconds: float | None = None
+) -> ArqRedis:
     """A client pool with the worker's JSON codec; ``RedisUnavailable`` when Redis does not
-    answer."""
+    answer (within ``within_seconds``, when given)."""
     try:
-        return await create_pool(
-            redis_settings(redis_url, retries=retries),
-            job_serializer=serialize,
-            job_deserializer=deserialize,
-            default_queue_name=QUEUE_NAME,
-        )
+        # arq bounds the TCP connect only; its PING waits forever on a Redis that accepted the
+        # connection and does not answer.
+        async with asyncio.timeout(within_seconds):
+            return await create_pool(
+                redis_settings(redis_url, retries=retries),
+                job_serializer=serialize,
+                job_deserializer=deserialize,
+                default_queue_name=QUEUE_NAME,
+            )
+    except TimeoutError as exc:
+        raise RedisUnavailable(
+            f"cannot reach Redis at {_mask_url(redis_url)}: no answer within {within_seconds:.0f} s"
+        ) from exc
     except _ANY_REDIS_ERROR as exc:
         raise RedisUnavailable(f"cannot reach Redis at {_mask_url(redis_url)}: {exc}") from exc
 
 
 @asynccontextmanager
 async def queue_client(redis_url: str) -> AsyncIterator[ArqRedis]:
-    """``connect`` for one command; closes the pool, and maps Redis failures on the way to
-    ``RedisUnavailable``."""
-    client = await connect(redis_url)
+    """``connect`` for one command, bounded by ``REDIS_ANSWER_SECONDS``; closes the pool, and
+    maps Redis failures on the way to ``RedisUnavailable``."""
+    client = await connect(redis_url, within_seconds=REDIS_ANSWER_SECONDS)
     try:
         yield client
     except REDIS_ERRORS as exc:
@@ -195,24 +228,78 @@ class RebuildTicket:
     """A forced rebuild of the month was waiting already (a double click): no second one."""
 
 
-async def enqueue_forced_export(client: ArqRedis, month: Month, *, now: datetime) -> RebuildTicket:
+async def enqueue_forced_export(
+    client: ArqRedis, month: Month, *, now: datetime, within_seconds: float = REDIS_ANSWER_SECONDS
+) -> RebuildTicket:
     """Queue a forced rebuild of ``month`` (see ``shared.job_ids`` for why it has its own id).
 
     A forced rebuild of the same month that has not started yet is reused; one that is running
-    does not count, since the operator may have fixed the source data after it started."""
-    prefix = f"export:{month}:force:"
-    waiting = [
-        job_id
-        for job_id in await _queued_ids(client)
-        if job_id.startswith(prefix) and not await client.exists(in_progress_key_prefix + job_id)
-    ]
-    if waiting:
-        return RebuildTicket(waiting[0], already_queued=True)
-    job_id = forced_export_job_id(month, now)
-    job = await client.enqueue_job(
-        EXPORT_FUNCTION, _job_id=job_id, _queue_name=QUEUE_NAME, month=str(month), force=True
-    )
-    return RebuildTicket(job_id, already_queued=job is None)
+    does not count, since the operator may have fixed the source data after it started.
+
+    Bounded: ``RedisUnavailable`` when Redis does not answer within ``within_seconds``. The job
+    is then never queued later either: the enqueue is a script that Redis runs only before a
+    deadline on its own clock, so commands a stopped Redis finds in its socket when it resumes
+    queue nothing (an operator told "not queued" must not find the rebuild running later)."""
+    try:
+        async with asyncio.timeout(within_seconds):
+            deadline_ms = await _redis_now_ms(client) + int(within_seconds * 1000)
+        # From Redis' answer on: the script's deadline falls within this wait, so whenever
+        # Redis runs it in time, its answer arrives before this side gives up.
+        async with asyncio.timeout(within_seconds + _ANSWER_MARGIN_SECONDS):
+            prefix = f"export:{month}:force:"
+            waiting = [
+                job_id
+                for job_id in await _queued_ids(client)
+                if job_id.startswith(prefix)
+                and not await client.exists(in_progress_key_prefix + job_id)
+            ]
+            if waiting:
+                return RebuildTicket(waiting[0], already_queued=True)
+            job_id = forced_export_job_id(month, now)
+            added = await _enqueue_before(
+                client, deadline_ms, job_id, EXPORT_FUNCTION, {"month": str(month), "force": True}
+            )
+    except TimeoutError as exc:
+        raise RedisUnavailable(
+            f"Redis did not answer within {within_seconds:.0f} s; nothing was queued"
+        ) from exc
+    if added < 0:
+        raise RedisUnavailable("Redis answered too late; nothing was queued")
+    return RebuildTicket(job_id, already_queued=added == 0)
+
+
+_ANSWER_MARGIN_SECONDS = 1.0
+_EXPIRES_EXTRA_MS = 86_400_000
+"""arq's default: a queued job's definition lives a day past its scheduled time."""
+
+_ENQUEUE_BEFORE = (
+    _NOW_MS_LUA
+    + """
+if now > tonumber(ARGV[1]) then return -1 end
+if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
+redis.call('PSETEX', KEYS[1], ARGV[2], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+return 1
+"""
+)
+"""arq's ``enqueue_job`` (job definition, then the queue's sorted set; nothing when the id is
+queued or has a kept result), run only while Redis' clock is before ARGV[1]."""
+
+
+async def _redis_now_ms(client: ArqRedis) -> int:
+    seconds, micros = await client.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+async def _enqueue_before(
+    client: ArqRedis, deadline_ms: int, job_id: str, function: str, kwargs: dict[str, Any]
+) -> int:
+    """1 queued, 0 the id was queued or kept already, -1 Redis ran it after ``deadline_ms``."""
+    enqueued_ms = int(datetime.now(UTC).timestamp() * 1000)
+    job = serialize_job(function, (), kwargs, None, enqueued_ms, serializer=serialize)
+    keys = [job_key_prefix + job_id, result_key_prefix + job_id, QUEUE_NAME]
+    args = [str(deadline_ms), str(_EXPIRES_EXTRA_MS), job, str(enqueued_ms), job_id]
+    return int(await _eval(client, _ENQUEUE_BEFORE, keys, args))
 
 
 # --- keys the worker writes for operators -----------------------------------------------------
@@ -254,12 +341,8 @@ async def retire_worker(client: ArqRedis, worker: str) -> None:
     await client.delete(WORKER_KEY_PREFIX + worker)
 
 
-_NOW_MS = (
-    "local t = redis.call('TIME') "
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
-)
 _RUN_TOKENS = (
-    _NOW_MS
+    _NOW_MS_LUA
     + """
 local out = {}
 for i, key in ipairs(KEYS) do
@@ -274,7 +357,7 @@ that run's key lives, and a later one when a worker takes the job again (arq set
 its full timeout at every start). Redis 6.2 has no PEXPIRETIME, hence TIME + PTTL."""
 
 _RELEASE = (
-    _NOW_MS
+    _NOW_MS_LUA
     + """
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl < 0 then return 0 end
@@ -290,12 +373,6 @@ can delete the key of the worker that took the job next."""
 RUN_TOKEN_TOLERANCE_MS = 100
 """Two readings of one run's token differ by a millisecond or two (TIME and PTTL rounding); a
 new run's token is later by at least the time the old one was watched (seconds)."""
-
-
-async def _eval(client: ArqRedis, script: str, keys: list[Any], args: list[str]) -> Any:
-    # redis-py types eval for its sync and async clients at once; this client is async.
-    pending = cast("Awaitable[Any]", client.eval(script, len(keys), *keys, *args))
-    return await pending
 
 
 async def running_exports(client: ArqRedis) -> dict[str, int]:

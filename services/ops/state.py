@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from arq.connections import ArqRedis
 
-from shared.job_queue import connect
+from shared.errors import RedisUnavailable
+from shared.job_queue import REDIS_ANSWER_SECONDS, connect
 from shared.settings import Settings
 
 
@@ -23,11 +24,17 @@ class LazyQueueClient:
         self._lock = asyncio.Lock()
 
     async def get(self) -> ArqRedis:
-        """The client; raises ``RedisUnavailable`` when Redis does not answer."""
-        async with self._lock:
-            if self._client is None:
-                self._client = await connect(self._url)
-            return self._client
+        """The client; raises ``RedisUnavailable`` when Redis does not answer within
+        ``REDIS_ANSWER_SECONDS`` (waiting behind another request's connect included)."""
+        try:
+            async with asyncio.timeout(REDIS_ANSWER_SECONDS), self._lock:
+                if self._client is None:
+                    self._client = await connect(self._url)
+                return self._client
+        except TimeoutError as exc:
+            raise RedisUnavailable(
+                f"Redis did not answer within {REDIS_ANSWER_SECONDS:.0f} s"
+            ) from exc
 
     async def close(self) -> None:
         async with self._lock:

@@ -17,6 +17,7 @@ from shared.cli.runtime import database, load_settings, month_arg, print_json, r
 from shared.cli.worker_check import check_worker
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
 from shared.job_queue import (
+    REDIS_ANSWER_SECONDS,
     enqueue_forced_export,
     queue_client,
     read_month_statuses,
@@ -126,7 +127,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         redis_error = database_error = None
         try:
             async with queue_client(settings.redis_url) as client:
-                queue = await read_snapshot_within(client, READ_SECONDS)
+                queue = await read_snapshot_within(client, REDIS_ANSWER_SECONDS)
         except RedisUnavailable as exc:
             redis_error = str(exc)
         months: list[MonthStatus] = []
