@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -42,13 +43,34 @@ def month_arg(text: str) -> Month:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+SERVICE_TABLES = frozenset({"archives", "archive_chunks", "schema_migrations"})
+_MISSING_RELATION = re.compile(r'relation "(?:[^"]+\.)?([^".]+)" does not exist')
+
+
+def missing_table_advice(error: str) -> str:
+    """What to do about PostgreSQL's "relation ... does not exist": the service's own tables
+    come from ``migrate``; any other table is the game server's, which this service never
+    creates (GAMES_TABLE names it)."""
+    match = _MISSING_RELATION.search(error)
+    if match is not None and match.group(1) in SERVICE_TABLES:
+        return f"{error}: run `gomoku-archive migrate` first"
+    return (
+        f"{error}: the games table is the game server's and this service never creates it; "
+        "check GAMES_TABLE (schema.table if it is not on the search path) and that this "
+        "database role can see it"
+    )
+
+
 def run(main: Callable[[], Awaitable[T]]) -> T:
     async def guarded() -> T:
         try:
             return await main()
         except asyncpg.UndefinedTableError as exc:
+            raise ArchiveError(missing_table_advice(str(exc))) from exc
+        except asyncpg.InsufficientPrivilegeError as exc:
             raise ArchiveError(
-                f"{exc}: run `gomoku-archive migrate` first (or check GAMES_TABLE)"
+                f"{exc}: the database role may not read that table; the export needs SELECT on "
+                "the game server's table (GAMES_TABLE) and full use of the service's own tables"
             ) from exc
         except CONNECTION_ERRORS as exc:
             raise DatabaseUnavailable(f"lost the database connection: {exc}") from exc

@@ -44,6 +44,19 @@ def test_unreachable_database_is_one_clear_line() -> None:
     assert "cannot use the database" in result.stderr
 
 
+def test_a_missing_games_table_says_what_is_wrong(db_dsn: str) -> None:
+    """The games table is the game server's: `migrate` would never create it."""
+    env = {**os.environ, "DATABASE_URL": db_dsn, "GAMES_TABLE": "nosuch"}
+    result = subprocess.run(
+        [*CLI, "export", "--month", "2026-08"], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert 'relation "nosuch" does not exist' in result.stderr
+    assert "check GAMES_TABLE" in result.stderr
+    assert "migrate" not in result.stderr
+
+
 def test_open_month_is_refused(db_dsn: str) -> None:
     result = cli(db_dsn, "export", "--month", "2999-01")
     assert result.returncode == 2

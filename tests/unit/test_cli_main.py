@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.cli.main import COMMANDS, build_parser, main
+from shared.cli.runtime import missing_table_advice
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
@@ -55,3 +56,28 @@ def test_the_main_help_lists_every_setting() -> None:
     assert {"DATABASE_URL", "OPS_TOKEN", "S3_PART_SIZE"} <= read
     help_text = build_parser().format_help()
     assert [name for name in sorted(read) if name not in help_text] == []
+
+
+@pytest.mark.parametrize(
+    ("error", "advice"),
+    [
+        ('relation "archives" does not exist', "run `gomoku-archive migrate` first"),
+        ('relation "public.archive_chunks" does not exist', "run `gomoku-archive migrate`"),
+        ('relation "nosuch" does not exist', "check GAMES_TABLE"),
+        ('relation "src.games" does not exist', "check GAMES_TABLE"),
+    ],
+)
+def test_a_missing_table_gets_the_right_advice(error: str, advice: str) -> None:
+    text = missing_table_advice(error)
+    assert advice in text
+    if "GAMES_TABLE" in advice:
+        assert "migrate" not in text, "migrate never creates the game server's table"
+
+
+def test_the_main_help_names_every_setting() -> None:
+    from shared.cli.main import ENVIRONMENT_HELP
+
+    source = (Path(__file__).resolve().parents[2] / "shared" / "settings.py").read_text()
+    read = set(re.findall(r'get\("([A-Z0-9_]+)"\)', source))
+    assert {"PUBLIC_BASE_URL", "TRUSTED_PROXIES", "DATABASE_URL"} <= read
+    assert sorted(n for n in read if n not in ENVIRONMENT_HELP) == []
