@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from shared.errors import ConfigError, InvalidMonth
 from shared.months import Month
 from shared.profile import FIRST_PUBLISHED_MONTH
+from shared.public_origin import IPNetwork, parse_networks
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gomoku_archive"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -89,6 +90,13 @@ class Settings:
     sendfile (archives are immutable and content-addressed); off when unset."""
     download_cache_bytes: int = DEFAULT_DOWNLOAD_CACHE_BYTES
     """The cache's bound: least recently served files go first."""
+    public_base_url: str | None = None
+    """The public origin (``https://gomokuparty.com``) of the absolute addresses written for
+    people and tools outside the API (lists, feed, torrents, page examples), without a trailing
+    slash; unset: each request's own origin."""
+    trusted_proxies: tuple[IPNetwork, ...] = ()
+    """Peers whose ``X-Forwarded-Proto``/``X-Forwarded-Host`` are believed when the origin is
+    derived from the request."""
     log_format: LogFormat = "json"
     log_level: str = "INFO"
 
@@ -142,6 +150,20 @@ class Settings:
                 urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc
             ):
                 raise ConfigError(f"{name} must be an http:// or https:// URL, got {url!r}")
+        if self.public_base_url is not None:
+            parts = urlsplit(self.public_base_url)
+            if (
+                parts.scheme not in ("http", "https")
+                or not parts.netloc
+                or parts.path not in ("", "/")
+                or parts.query
+                or parts.fragment
+                or "@" in parts.netloc
+            ):
+                raise ConfigError(
+                    "PUBLIC_BASE_URL must be an origin like https://gomokuparty.com (no path), "
+                    f"got {self.public_base_url!r}"
+                )
 
     @property
     def mirror_enabled(self) -> bool:
@@ -193,6 +215,11 @@ class Settings:
         except ValueError as exc:
             raise ConfigError(f"DOWNLOAD_CACHE_BYTES: {exc}") from None
         cache_dir = get("DOWNLOAD_CACHE_DIR")
+        try:
+            proxies = parse_networks(get("TRUSTED_PROXIES") or "")
+        except ValueError as exc:
+            raise ConfigError(f"TRUSTED_PROXIES: {exc}") from None
+        base_url = get("PUBLIC_BASE_URL")
         prefix = (get("S3_PREFIX") or "").strip("/")
         log_format = get("LOG_FORMAT") or ("console" if tty else "json")
         if log_format not in ("json", "console"):
@@ -211,6 +238,8 @@ class Settings:
             cdn_base_url=get("CDN_BASE_URL"),
             download_cache_dir=Path(cache_dir) if cache_dir else None,
             download_cache_bytes=cache_bytes,
+            public_base_url=base_url.rstrip("/") if base_url else None,
+            trusted_proxies=proxies,
             log_format=log_format,  # type: ignore[arg-type]  # checked just above
             log_level=log_level,
         )

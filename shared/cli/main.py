@@ -45,6 +45,10 @@ environment (the README's Configuration section has the details):
                       the optional S3 mirror (credentials: boto3's standard chain)
   DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
                       the API's optional local file cache of downloads
+  PUBLIC_BASE_URL     the public origin written into lists, feed and torrents
+                      (https://host; unset: each request's own)
+  TRUSTED_PROXIES     proxies' addresses or CIDR networks whose X-Forwarded-Proto and
+                      X-Forwarded-Host are believed (default: none)
   LOG_FORMAT          json or console (default: console on a terminal)
   LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
 """

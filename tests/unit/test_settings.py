@@ -169,3 +169,33 @@ def test_a_short_operator_token_is_refused_with_a_clear_message() -> None:
     with pytest.raises(ConfigError, match="OPS_TOKEN must be at least 32 characters"):
         Settings.from_env({"OPS_TOKEN": "a"}, isatty=False)
     assert Settings.from_env({"OPS_TOKEN": "x" * 32}, isatty=False).ops_token == "x" * 32
+
+
+def test_public_origin_settings() -> None:
+    s = Settings.from_env(
+        {"PUBLIC_BASE_URL": "https://gomokuparty.com/", "TRUSTED_PROXIES": "10.0.0.0/8, ::1"},
+        isatty=False,
+    )
+    assert s.public_base_url == "https://gomokuparty.com"
+    assert [str(n) for n in s.trusted_proxies] == ["10.0.0.0/8", "::1/128"]
+    default = Settings.from_env({}, isatty=False)
+    assert default.public_base_url is None
+    assert default.trusted_proxies == ()
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PUBLIC_BASE_URL": "gomokuparty.com"}, "PUBLIC_BASE_URL must be an origin"),
+        ({"PUBLIC_BASE_URL": "ftp://gomokuparty.com"}, "PUBLIC_BASE_URL must be an origin"),
+        ({"PUBLIC_BASE_URL": "https://gomokuparty.com/db"}, "PUBLIC_BASE_URL must be an origin"),
+        ({"PUBLIC_BASE_URL": "https://a.com/?x=1"}, "PUBLIC_BASE_URL must be an origin"),
+        ({"PUBLIC_BASE_URL": "https://u@a.com"}, "PUBLIC_BASE_URL must be an origin"),
+        ({"TRUSTED_PROXIES": "10.0.0.1, proxy.local"}, "TRUSTED_PROXIES: 'proxy.local' is not"),
+        ({"TRUSTED_PROXIES": "10.0.0.0/33"}, "TRUSTED_PROXIES: '10.0.0.0/33' is not"),
+    ],
+)
+def test_public_origin_settings_errors(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        Settings.from_env(env, isatty=False)
+    assert "\n" not in str(caught.value)
