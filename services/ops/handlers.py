@@ -81,12 +81,37 @@ def _wants_json(request: web.Request) -> bool:
     return auth.bearer_of(request) is not None or request.path.startswith("/ops/api/")
 
 
+def _client(request: web.Request) -> str:
+    return request.remote or "unknown"
+
+
+def _too_many_tries(request: web.Request) -> web.Response | None:
+    """429 for a client that gave too many wrong tokens lately (RFC 6585 §4), else None."""
+    wait = request.app[OPS].throttle.retry_after(_client(request))
+    if wait is None:
+        return None
+    log.warning("ops_auth_throttled", path=request.path, remote=request.remote)
+    headers: dict[str, str] = {hdrs.RETRY_AFTER: str(max(int(wait + 0.999), 1))}
+    message = "Too many wrong operator tokens from this address; try again in a minute."
+    if _wants_json(request):
+        body = {"error": "too_many_requests", "message": message}
+        return _json(body, status=429, headers=headers)
+    response = _html(login_page(message=message), status=429)
+    response.headers.update(headers)
+    return response
+
+
 def _operator(request: web.Request) -> auth.Operator | web.Response:
-    """The authenticated operator, or the 401 answer (logged, without any secret)."""
+    """The authenticated operator, or the 401 answer (logged, without any secret); 429 for a
+    client that gave too many wrong tokens lately, whatever it sends now."""
     state = request.app[OPS]
+    if (throttled := _too_many_tries(request)) is not None:
+        return throttled
     result = auth.authenticate(request, state.token)
     if isinstance(result, auth.Operator):
         return result
+    if result == "wrong_token":
+        state.throttle.failed(_client(request))
     log.warning(
         "ops_auth_failed",
         reason=result,
@@ -226,9 +251,13 @@ async def login(request: web.Request) -> web.StreamResponse:
             remote=request.remote,
         )
         return _html(login_page(message="Sign in from the operations page itself."), status=403)
+    if (throttled := _too_many_tries(request)) is not None:
+        return throttled
     form = await request.post()
     submitted = form.get("token")
     if not isinstance(submitted, str) or not auth.token_matches(state.token, submitted):
+        if submitted:
+            state.throttle.failed(_client(request))
         log.warning(
             "ops_auth_failed",
             reason="wrong_token" if submitted else "missing",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from arq.connections import ArqRedis
 
+from services.ops.throttle import SignInThrottle
 from shared.errors import RedisUnavailable
 from shared.job_queue import REDIS_ANSWER_SECONDS, connect
 from shared.settings import Settings
@@ -48,6 +49,8 @@ class OpsState:
     settings: Settings
     token: str
     queue: LazyQueueClient = field(repr=False)
+    throttle: SignInThrottle = field(default_factory=SignInThrottle, repr=False)
+    """Wrong tokens per client: 429 after a few a minute."""
 
 
 OPS = web.AppKey("ops", OpsState)

@@ -179,6 +179,21 @@ async def test_a_wrong_token_in_the_form_is_refused_and_logged(
     assert "guess" not in repr(logs)
 
 
+async def test_repeated_wrong_tokens_are_slowed_down(settings: Settings, pool: Pool) -> None:
+    """Five wrong tokens a minute from one client, by form or by bearer header; then 429 with
+    Retry-After, even for the right token, until the window has passed."""
+    async with ops_client(settings, pool) as client:
+        for attempt in range(5):
+            guess = {"token": f"guess-{attempt}"}
+            assert (await client.post("/ops/login", data=guess)).status == 401
+        refused = await client.post("/ops/login", data={"token": TOKEN})
+        assert refused.status == 429
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        bearer = await client.get("/ops/api/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert bearer.status == 429
+        assert (await bearer.json())["error"] == "too_many_requests"
+
+
 @pytest.mark.parametrize(
     ("headers", "send_csrf"),
     [
