@@ -90,11 +90,12 @@ def run(size: Size, workdir: Path) -> list[Figure]:
 
 
 def _months(count: int) -> list[Month]:
-    last = Month(2026, 11)
-    months = [last]
+    """From the profile's first month on: a manifest of a service that has run ``count``
+    months (later months than today's are fine for serving)."""
+    months = [Month(2026, 8)]
     while len(months) < count:
-        months.append(months[-1].previous())
-    return months[::-1]
+        months.append(months[-1].next())
+    return months
 
 
 async def _publish(dsn: str, plan: Plan) -> tuple[str, bytes]:

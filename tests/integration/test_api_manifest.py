@@ -104,6 +104,26 @@ async def test_head_has_the_headers_of_get(api: Client) -> None:
     assert head.headers["ETag"] == get.headers["ETag"]
 
 
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+async def test_the_plain_get_fast_path_answers_what_the_decision_does(
+    api: Client, encoding: str
+) -> None:
+    """A GET without preconditions takes a short cut; a GET whose precondition holds goes
+    through the RFC decision. Both must be the same 200."""
+    async with aiohttp.ClientSession(auto_decompress=False) as raw:
+        url = api.make_url(PATHS[0])
+        async with raw.get(url, headers={"Accept-Encoding": encoding}) as fast:
+            fast_body, fast_headers = await fast.read(), dict(fast.headers)
+        conditional = {"Accept-Encoding": encoding, "If-None-Match": '"not-this-one"'}
+        async with raw.get(url, headers=conditional) as decided:
+            decided_body, decided_headers = await decided.read(), dict(decided.headers)
+    assert fast.status == decided.status == 200
+    assert fast_body == decided_body
+    for varying in ("Date", "X-Request-ID"):
+        fast_headers.pop(varying), decided_headers.pop(varying)
+    assert list(fast_headers.items()) == list(decided_headers.items())
+
+
 async def test_gzip_when_accepted_with_its_own_etag(api: Client) -> None:
     plain = await api.get(PATHS[0], headers=IDENTITY)
     plain_body = await plain.read()
