@@ -81,3 +81,23 @@ def test_the_main_help_names_every_setting() -> None:
     read = set(re.findall(r'get\("([A-Z0-9_]+)"\)', source))
     assert {"PUBLIC_BASE_URL", "TRUSTED_PROXIES", "DATABASE_URL"} <= read
     assert sorted(n for n in read if n not in ENVIRONMENT_HELP) == []
+
+
+def test_every_command_and_option_is_described() -> None:
+    import argparse
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                described = {choice.dest: choice.help for choice in action._choices_actions}
+                for name, sub in action.choices.items():
+                    if not described.get(name):
+                        missing.append(f"{path} {name}")
+                    walk(sub, f"{path} {name}")
+            elif not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "gomoku-archive")
+    assert missing == []
