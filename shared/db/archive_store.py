@@ -276,7 +276,8 @@ async def publish(
       are refreshed on the published row (an excluded row may have changed without changing a
       byte), the new copy is dropped. Outcome ``unchanged``.
     - A file this month published before and later superseded: that row is published again and
-      the new copy dropped (its URL never changed). Outcome ``restored``.
+      the new copy dropped (its URL, and its publication time, never changed). Outcome
+      ``restored``.
     - Otherwise the new row is published and the previous one superseded. Outcome ``published``.
     """
     file_name = built.file_name if built else None
@@ -304,9 +305,10 @@ async def publish(
             )
         if earlier is not None:
             await _drop(conn, archive_id)
+            # published_at stays the moment these bytes were first published: it is the
+            # file's Last-Modified, and an immutable URL's validator never changes.
             await conn.execute(
-                "UPDATE archives SET state = 'published', published_at = now(), "
-                "superseded_at = NULL WHERE id = $1",
+                "UPDATE archives SET state = 'published', superseded_at = NULL WHERE id = $1",
                 earlier,
             )
             row = await _set_counts(conn, earlier, counts)
