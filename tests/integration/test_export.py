@@ -249,6 +249,27 @@ async def test_changed_content_publishes_a_new_file_and_keeps_the_old_downloadab
     assert hashlib.sha256(await archive_bytes(pool, old.id)).hexdigest() == old.sha256
 
 
+async def test_a_restored_file_keeps_the_moment_its_bytes_were_first_published(
+    pool: Pool,
+) -> None:
+    """A rebuild that gives back an earlier file's bytes publishes that file again, at the same
+    URL: its Last-Modified (publishedAt) stays the first publication, so a client's validator
+    for an immutable URL never changes."""
+    await insert(pool, [game_row(id=uuid.UUID(int=1), finished_at=utc(2026, 8, 10))])
+    first = (await export_month(pool, table="games", month=AUG)).archive
+    await insert(pool, [game_row(id=uuid.UUID(int=2), finished_at=utc(2026, 8, 20))])
+    second = (await export_month(pool, table="games", month=AUG, force=True)).archive
+    async with pool.acquire() as conn:  # the game server takes the second game back
+        await conn.execute("DELETE FROM games WHERE id = $1", uuid.UUID(int=2))
+    restored = await export_month(pool, table="games", month=AUG, force=True)
+    assert first is not None and second is not None and restored.archive is not None
+    assert restored.outcome == "restored"
+    assert restored.archive.id == first.id
+    assert restored.archive.file_name == first.file_name
+    assert restored.archive.published_at == first.published_at
+    assert restored.archive.superseded_at is None
+
+
 async def test_killed_export_leaves_nothing_visible_and_next_run_publishes(pool: Pool) -> None:
     await insert(pool, [game_row(finished_at=utc(2026, 8, 10, h)) for h in range(3)])
     async with pool.acquire() as conn:  # exactly what a process killed mid-export leaves behind
