@@ -179,7 +179,7 @@ def _downloads(plan: Plan, pid: int, ours: str, theirs: str, workdir: Path) -> l
                 "MiB/s",
                 best[0].bytes_per_second / MIB,
                 best[1].bytes_per_second / MIB,
-                "nginx (sendfile, from disk)",
+                "nginx, sendfile from disk",
                 at_least=DOWNLOAD_AT_LEAST,
             )
         )
