@@ -9,8 +9,17 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import hdrs, web
 
-from services import bad_requests, downloads, freshness, health, manifest_api, pages
-from services.keys import DOWNLOAD_CACHE, MANIFEST, METRICS, MIRROR_STORE, POOL, SETTINGS
+from services import bad_requests, bulk_api, downloads, freshness, health, manifest_api, pages
+from services.encoded import BulkFiles
+from services.keys import (
+    BULK_FILES,
+    DOWNLOAD_CACHE,
+    MANIFEST,
+    METRICS,
+    MIRROR_STORE,
+    POOL,
+    SETTINGS,
+)
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from services.middleware import add_common_headers, observe
@@ -37,6 +46,7 @@ def create_app(
     app = web.Application(middlewares=[observe])
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
+    app[BULK_FILES] = BulkFiles()
     app[pages.DATABASE_PAGE] = pages.DatabasePage()
     app.on_response_prepare.append(add_common_headers)
     app.cleanup_ctx.append(_database(pool))
@@ -60,6 +70,9 @@ def _routes(app: web.Application) -> None:
     r = app.router
     r.add_get("/api/v1/database", manifest_api.manifest)
     r.add_get("/api/v1/database/manifest.json", manifest_api.manifest)
+    r.add_get("/api/v1/database/sha256sums.txt", bulk_api.checksums)
+    r.add_get("/api/v1/database/list.txt", bulk_api.url_list_file)
+    r.add_get("/api/v1/database/feed.atom", bulk_api.feed)
     # The checksum route first: "{file}.sha256" would otherwise be taken as a file name.
     r.add_get(FILES_PATH + "{file}.sha256", downloads.checksum_file)
     r.add_get(FILES_PATH + "{file}", downloads.archive_file)

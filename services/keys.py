@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from services.encoded import BulkFiles
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from shared.db.pool import Pool
@@ -15,6 +16,8 @@ SETTINGS = web.AppKey("settings", Settings)
 POOL = web.AppKey("pool", Pool)
 MANIFEST = web.AppKey("manifest_cache", ManifestCache)
 METRICS = web.AppKey("metrics", Metrics)
+BULK_FILES = web.AppKey("bulk_files", BulkFiles)
+"""sha256sums.txt, list.txt and feed.atom as rendered for the current manifest."""
 MIRROR_STORE = web.AppKey("mirror_store", S3Store)
 """Set only when downloads are redirected to the S3 mirror (``S3_BUCKET`` and ``S3_REDIRECT``)."""
 DOWNLOAD_CACHE = web.AppKey("download_cache", FileCache)

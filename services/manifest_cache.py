@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
-import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -21,11 +19,12 @@ from typing import Any
 
 import asyncpg
 
+from services.encoded import encode
 from services.metrics import Metrics
 from shared.db import archive_store
 from shared.db.pool import CONNECTION_ERRORS, Connection, Pool, connect
 from shared.errors import ArchiveError, DatabaseUnavailable
-from shared.http_conditions import EntityTag, strong_etag
+from shared.http_conditions import EntityTag
 from shared.logs import get_logger
 from shared.manifest import build_manifest
 
@@ -57,13 +56,13 @@ def render(document: Mapping[str, Any], *, loaded_at: float = 0.0) -> Snapshot:
     """Serialise the manifest deterministically; the ETag is a hash of the exact bytes, and the
     gzip variant (fixed mtime, so identical input gives identical bytes) has its own."""
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    digest = hashlib.sha256(body).hexdigest()[:32]
+    encoded = encode(body)
     return Snapshot(
         document=document,
-        body=body,
-        gzip_body=gzip.compress(body, compresslevel=9, mtime=0),
-        etag=strong_etag(digest),
-        gzip_etag=strong_etag(f"{digest}-gzip"),
+        body=encoded.body,
+        gzip_body=encoded.gzip_body,
+        etag=encoded.etag,
+        gzip_etag=encoded.gzip_etag,
         loaded_at=loaded_at,
     )
 
@@ -144,8 +143,8 @@ class ManifestCache:
 
     async def _load(self) -> None:
         async with asyncio.timeout(_QUERY_TIMEOUT), self._pool.acquire() as conn:
-            rows = await archive_store.published_archives(conn)
-        snapshot = render(build_manifest([r.summary() for r in rows]), loaded_at=self._clock())
+            summaries = await archive_store.manifest_summaries(conn)
+        snapshot = render(build_manifest(summaries), loaded_at=self._clock())
         if self._snapshot is None or snapshot.etag != self._snapshot.etag:
             log.info("manifest_loaded", months=snapshot.archives, etag=str(snapshot.etag))
         self._snapshot = snapshot

@@ -41,6 +41,32 @@ _MONTH = {
         "excludedGames": {"type": "integer", "minimum": 0},
         "exclusions": _counts(ALL_REASONS),
         "results": _counts(ALL_TERMINATIONS),
+        "previousFiles": {
+            "type": "array",
+            "description": "Earlier files of a rebuilt month, most recently superseded first; "
+            "still downloadable at their URLs",
+            "items": {"$ref": "#/components/schemas/PreviousFile"},
+        },
+    },
+}
+
+_PREVIOUS_FILE = {
+    "type": "object",
+    "required": [
+        "file", "sha256", "bytes", "games", "downloadUrl", "checksumUrl", "publishedAt",
+        "supersededAt",
+    ],
+    "properties": {
+        "file": {"type": "string"},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "bytes": {"type": "integer", "minimum": 0},
+        "games": {"type": "integer", "minimum": 0},
+        "candidateGames": {"type": "integer", "minimum": 0},
+        "excludedGames": {"type": "integer", "minimum": 0},
+        "downloadUrl": {"type": "string"},
+        "checksumUrl": {"type": "string"},
+        "publishedAt": {"type": "string", "format": "date-time"},
+        "supersededAt": {"type": "string", "format": "date-time"},
     },
 }
 
@@ -140,6 +166,19 @@ def _simple(
     return {"get": {"summary": summary, "operationId": op_id, "responses": responses}}
 
 
+def _bulk(summary: str, op_id: str, media: str) -> dict[str, Any]:
+    operation = {
+        "summary": summary,
+        "parameters": [_header("Accept-Encoding", "gzip is used when accepted"), *_CONDITIONAL],
+        "responses": {
+            "200": {"description": summary, "headers": _CACHE_HEADERS, "content": {media: {}}},
+            "304": _NOT_MODIFIED,
+            "412": {"description": "If-Match did not match", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, op_id)
+
+
 def _page(summary: str, op_id: str) -> dict[str, Any]:
     operation = {
         "summary": summary,
@@ -167,6 +206,19 @@ def build_document() -> dict[str, Any]:
         "paths": {
             "/api/v1/database": manifest,
             "/api/v1/database/manifest.json": alias,
+            "/api/v1/database/sha256sums.txt": _bulk(
+                "<sha256>  <file> per current file, newest month first (sha256sum -c)",
+                "Sha256Sums",
+                "text/plain",
+            ),
+            "/api/v1/database/list.txt": _bulk(
+                "The absolute download URL of every current file (wget -i, aria2c -i)",
+                "UrlList",
+                "text/plain",
+            ),
+            "/api/v1/database/feed.atom": _bulk(
+                "Atom 1.0 feed of publications and rebuilds", "Feed", "application/atom+xml"
+            ),
             "/api/v1/database/files/{file}": _get_and_head(
                 _file_operation("An archive file (gzip)", "application/gzip"), "ArchiveFile"
             ),
@@ -184,6 +236,7 @@ def build_document() -> dict[str, Any]:
             "schemas": {
                 "Manifest": _MANIFEST,
                 "Month": _MONTH,
+                "PreviousFile": _PREVIOUS_FILE,
                 "Error": {
                     "type": "object",
                     "required": ["error", "message"],

@@ -29,6 +29,21 @@ assert set(REPLAY_REASONS) <= set(Reason)
 
 
 @dataclass(frozen=True, slots=True)
+class PreviousFile:
+    """A file the month published before a rebuild with other bytes superseded it: still
+    downloadable at its URL, listed under the month as version history."""
+
+    file_name: str
+    sha256: str
+    bytes: int
+    games: int
+    candidate_games: int
+    excluded_games: int
+    published_at: datetime
+    superseded_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class MonthSummary:
     """What the manifest says of one published month."""
 
@@ -43,6 +58,8 @@ class MonthSummary:
     excluded_games: int
     exclusions: Mapping[str, int]
     results: Mapping[str, int]
+    previous: Sequence[PreviousFile] = ()
+    """The month's superseded files, in any order (the manifest lists them newest first)."""
 
 
 def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
@@ -71,6 +88,28 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "excludedGames": summary.excluded_games,
         "exclusions": full_counts(summary.exclusions, ALL_REASONS),
         "results": full_counts(summary.results, ALL_TERMINATIONS),
+        "previousFiles": [previous_entry(p) for p in newest_first(summary.previous)],
+    }
+
+
+def newest_first(previous: Sequence[PreviousFile]) -> list[PreviousFile]:
+    """Most recently superseded first; the file name breaks ties so the order is total."""
+    return sorted(previous, key=lambda p: (p.superseded_at, p.file_name), reverse=True)
+
+
+def previous_entry(previous: PreviousFile) -> dict[str, Any]:
+    file = previous.file_name
+    return {
+        "file": file,
+        "sha256": previous.sha256,
+        "bytes": previous.bytes,
+        "games": previous.games,
+        "candidateGames": previous.candidate_games,
+        "excludedGames": previous.excluded_games,
+        "downloadUrl": download_url(file),
+        "checksumUrl": checksum_url(file),
+        "publishedAt": utc_iso(previous.published_at),
+        "supersededAt": utc_iso(previous.superseded_at),
     }
 
 

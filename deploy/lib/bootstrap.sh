@@ -75,6 +75,7 @@ ensure_chromium() {
 ensure_tools() {
     command -v sha256sum >/dev/null || apt_install coreutils
     command -v curl >/dev/null || apt_install curl
+    command -v wget >/dev/null || apt_install wget  # tests fetch list.txt as `wget -i` does
     command -v wrk >/dev/null || apt_install wrk
     [ -x /usr/sbin/nginx ] || apt_install nginx
 }

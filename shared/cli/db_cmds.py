@@ -200,8 +200,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
     async def main() -> dict[str, object]:
         async with database(settings, max_size=1) as pool, pool.acquire() as conn:
-            rows = await archive_store.published_archives(conn)
-        return build_manifest([r.summary() for r in rows])
+            summaries = await archive_store.manifest_summaries(conn)
+        return build_manifest(summaries)
 
     print_json(run(main), indent=2)
     return 0

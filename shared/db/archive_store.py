@@ -8,7 +8,7 @@ bytes were read back and checked."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -18,7 +18,13 @@ import asyncpg
 from shared.archive_names import CHUNK_SIZE
 from shared.db.pool import Connection, transaction
 from shared.errors import IntegrityError
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, MonthSummary, full_counts
+from shared.manifest import (
+    ALL_REASONS,
+    ALL_TERMINATIONS,
+    MonthSummary,
+    PreviousFile,
+    full_counts,
+)
 
 ARCHIVES_CHANNEL = "gomoku_archives"
 """NOTIFY channel: the payload is the month whose published archive changed."""
@@ -48,7 +54,7 @@ class ArchiveRow:
     error: str | None
     mirror: MirrorRecord
 
-    def summary(self) -> MonthSummary:
+    def summary(self, previous: Sequence[PreviousFile] = ()) -> MonthSummary:
         assert self.published_at is not None, "only published rows have a manifest entry"
         return MonthSummary(
             month=self.month,
@@ -62,6 +68,25 @@ class ArchiveRow:
             excluded_games=self.excluded_games,
             exclusions=self.exclusions,
             results=self.results,
+            previous=tuple(previous),
+        )
+
+    def previous_file(self) -> PreviousFile:
+        """A superseded row as the month's version history lists it."""
+        assert self.state == "superseded", "only superseded rows are earlier versions"
+        assert self.file_name is not None
+        assert self.sha256 is not None
+        assert self.published_at is not None
+        assert self.superseded_at is not None
+        return PreviousFile(
+            file_name=self.file_name,
+            sha256=self.sha256,
+            bytes=self.bytes,
+            games=self.games,
+            candidate_games=self.candidate_games,
+            excluded_games=self.excluded_games,
+            published_at=self.published_at,
+            superseded_at=self.superseded_at,
         )
 
 
@@ -142,6 +167,26 @@ async def published_archives(conn: Connection) -> list[ArchiveRow]:
         f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
     )
     return [archive_row(r) for r in rows]
+
+
+async def superseded_archives(conn: Connection) -> list[ArchiveRow]:
+    """Every superseded file (the months' version history), newest month first, most
+    recently superseded first within a month. Zero-game rows have no file to list."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' "
+        "AND file_name IS NOT NULL ORDER BY month DESC, superseded_at DESC, id DESC"
+    )
+    return [archive_row(r) for r in rows]
+
+
+async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
+    """What the manifest lists: each published month with its version history. The API's
+    cache and the ``manifest`` command both read it here, so they print the same document."""
+    rows = await published_archives(conn)
+    history: dict[str, list[PreviousFile]] = {}
+    for old in await superseded_archives(conn):
+        history.setdefault(old.month, []).append(old.previous_file())
+    return [r.summary(history.get(r.month, ())) for r in rows]
 
 
 async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:

@@ -3,7 +3,15 @@ from datetime import UTC, datetime
 import pytest
 
 from shared.archive_names import archive_file_name, checksum_line, is_archive_name
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, MonthSummary, build_manifest
+from dataclasses import replace
+
+from shared.manifest import (
+    ALL_REASONS,
+    ALL_TERMINATIONS,
+    MonthSummary,
+    PreviousFile,
+    build_manifest,
+)
 from shared.months import Month
 
 SHA = "0123456789abcdef" + "f" * 48
@@ -54,6 +62,41 @@ def test_manifest_document() -> None:
     assert aug["file"] is None and aug["downloadUrl"] is None and aug["checksumUrl"] is None
     assert aug["sha256"] is None and aug["bytes"] == 0 and aug["uncompressedBytes"] == 0
     assert aug["candidateGames"] == aug["games"] + aug["excludedGames"]
+    assert sept["previousFiles"] == [] and aug["previousFiles"] == []
+
+
+def previous(sha: str, day: int) -> PreviousFile:
+    return PreviousFile(
+        file_name=archive_file_name(Month(2026, 9), sha),
+        sha256=sha,
+        bytes=100 + day,
+        games=day,
+        candidate_games=day + 1,
+        excluded_games=1,
+        published_at=datetime(2026, 10, day, tzinfo=UTC),
+        superseded_at=datetime(2026, 10, day + 1, 12, tzinfo=UTC),
+    )
+
+
+def test_previous_files_newest_first() -> None:
+    old, older = previous("a" * 64, 5), previous("b" * 64, 2)
+    name = archive_file_name(Month(2026, 9), SHA)
+    doc = build_manifest([replace(summary("2026-09", 5, name), previous=(older, old))])
+    listed = doc["months"][0]["previousFiles"]
+    assert [p["sha256"] for p in listed] == ["a" * 64, "b" * 64]
+    assert listed[0] == {
+        "file": "gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz",
+        "sha256": "a" * 64,
+        "bytes": 105,
+        "games": 5,
+        "candidateGames": 6,
+        "excludedGames": 1,
+        "downloadUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz",
+        "checksumUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz.sha256",
+        "publishedAt": "2026-10-05T00:00:00Z",
+        "supersededAt": "2026-10-06T12:00:00Z",
+    }
+    assert doc["totalGames"] == 5, "earlier files are history, not more games"
 
 
 def test_archive_names() -> None:

@@ -1,0 +1,83 @@
+"""An in-memory body served like the manifest: rendered once with a gzip twin, each with its
+strong ETag (a hash of its exact bytes), answered through ``services.conditional`` (304, 412,
+``Vary: Accept-Encoding``). The manifest and the bulk files (lists, feed) share it."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from aiohttp import hdrs, web
+
+from services.conditional import respond_bytes
+from shared.http_conditions import EntityTag, Representation, accepts_gzip, strong_etag
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    body: bytes
+    gzip_body: bytes
+    etag: EntityTag
+    gzip_etag: EntityTag
+
+
+def encode(body: bytes) -> Encoded:
+    """The body and its gzip coding (fixed mtime: same bytes in, same bytes out)."""
+    digest = hashlib.sha256(body).hexdigest()[:32]
+    return Encoded(
+        body=body,
+        gzip_body=gzip.compress(body, compresslevel=9, mtime=0),
+        etag=strong_etag(digest),
+        gzip_etag=strong_etag(f"{digest}-gzip"),
+    )
+
+
+def respond_encoded(
+    request: web.Request,
+    encoded: Encoded,
+    *,
+    content_type: str,
+    caching: Mapping[str, str],
+) -> web.Response:
+    """200 (gzip-coded when the client accepts it), 304 or 412. ``caching`` must carry
+    ``Vary: Accept-Encoding`` (and whatever else the body depends on)."""
+    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
+    content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type}
+    if accepts_gzip(", ".join(accept) if accept else None):
+        body, etag = encoded.gzip_body, encoded.gzip_etag
+        content[hdrs.CONTENT_ENCODING] = "gzip"
+    else:
+        body, etag = encoded.body, encoded.etag
+    return respond_bytes(
+        request,
+        body,
+        Representation(etag, len(body), ranges=False),
+        caching=caching,
+        content=content,
+    )
+
+
+class BulkFiles:
+    """The bulk files' rendered bodies keyed by (kind, origin), each valid for one manifest
+    version. Bounded: without PUBLIC_BASE_URL every Host a client sends is an origin, and a
+    client must not be able to grow the server's memory by inventing them."""
+
+    def __init__(self, bound: int = 64) -> None:
+        self._bound = bound
+        self._entries: OrderedDict[tuple[str, str], tuple[str, Encoded]] = OrderedDict()
+
+    def get(self, kind: str, origin: str, version: str, render: Callable[[], bytes]) -> Encoded:
+        key = (kind, origin)
+        found = self._entries.get(key)
+        if found is not None and found[0] == version:
+            self._entries.move_to_end(key)
+            return found[1]
+        encoded = encode(render())
+        self._entries[key] = (version, encoded)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._bound:
+            self._entries.popitem(last=False)
+        return encoded

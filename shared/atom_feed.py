@@ -1,0 +1,161 @@
+"""The Atom 1.0 feed (RFC 4287) of publications, from the manifest document.
+
+Pure. One entry per file ever published and still listed (each month's current file and its
+``previousFiles``), plus one for a month published without games. An entry describes its own
+publication only, so it never changes once written: its id is a ``tag:`` URI (RFC 4151) from
+the file's SHA-256, and a rebuild is a new entry that names the file it replaces and what
+changed in the counts."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ATOM_NS = "http://www.w3.org/2005/Atom"
+TAG_AUTHORITY = "tag:gomokuparty.com,2026:"
+"""Ids must not move with the host a request named (RFC 4287 §4.2.6): one fixed authority."""
+FEED_ID = TAG_AUTHORITY + "database"
+FEED_PATH = "/api/v1/database/feed.atom"
+PAGE_PATH = "/database/"
+EMPTY_FEED_UPDATED = "2026-09-01T00:00:00Z"
+"""``updated`` is required; before anything is published it is the first month's closing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """One file (or a zero-game month) as it was published."""
+
+    month: str
+    file: str | None
+    sha256: str | None
+    bytes: int
+    games: int
+    candidate_games: int
+    excluded_games: int
+    published_at: str
+    download_url: str | None
+
+
+def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publication | None]]:
+    """Every publication with the one it replaced in its month (None for a month's first),
+    newest first."""
+    ordered: list[tuple[tuple[str, str, int], Publication, Publication | None]] = []
+    for month in document["months"]:
+        # previousFiles is newest first by supersededAt, and each file was superseded when the
+        # next one was published: oldest first, that is the month's publication order (more
+        # reliable than publishedAt, which has whole seconds and is reset by a restore).
+        history = [_previous(month["month"], p) for p in reversed(month["previousFiles"])]
+        versions = [*history, _current(month)]
+        for index, (p, replaced) in enumerate(zip(versions, [None, *versions[:-1]], strict=True)):
+            ordered.append(((p.published_at, p.month, index), p, replaced))
+    ordered.sort(key=lambda item: item[0], reverse=True)
+    return [(p, replaced) for _, p, replaced in ordered]
+
+
+def _current(month: Mapping[str, Any]) -> Publication:
+    return Publication(
+        month=month["month"],
+        file=month["file"],
+        sha256=month["sha256"],
+        bytes=month["bytes"],
+        games=month["games"],
+        candidate_games=month["candidateGames"],
+        excluded_games=month["excludedGames"],
+        published_at=month["publishedAt"],
+        download_url=month["downloadUrl"],
+    )
+
+
+def _previous(month: str, file: Mapping[str, Any]) -> Publication:
+    return Publication(
+        month=month,
+        file=file["file"],
+        sha256=file["sha256"],
+        bytes=file["bytes"],
+        games=file["games"],
+        candidate_games=file["candidateGames"],
+        excluded_games=file["excludedGames"],
+        published_at=file["publishedAt"],
+        download_url=file["downloadUrl"],
+    )
+
+
+def entry_id(p: Publication) -> str:
+    if p.sha256 is None:
+        return f"{TAG_AUTHORITY}month:{p.month}:no-games"
+    return f"{TAG_AUTHORITY}archive:{p.sha256}"
+
+
+def _change(label: str, before: int, after: int) -> str:
+    delta = after - before
+    return f"{label} {before:,} → {after:,} ({delta:+,})" if delta else f"{label} {after:,} (same)"
+
+
+def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
+    """The entry's title and text."""
+    counts = f"{p.games:,} games ({p.candidate_games:,} candidates, {p.excluded_games:,} excluded)"
+    if p.file is None:
+        body = f"{p.month} has no games in scope: {counts}. There is no file to download."
+    else:
+        body = f"{p.file}: {counts}, {p.bytes:,} bytes, sha256 {p.sha256}."
+    if replaced is None:
+        return f"{p.month}: {p.games:,} games", body
+    old = replaced.file or "the month's zero-game listing"
+    changes = ", ".join(
+        (
+            _change("games", replaced.games, p.games),
+            _change("candidates", replaced.candidate_games, p.candidate_games),
+            _change("excluded", replaced.excluded_games, p.excluded_games),
+        )
+    )
+    kept = " (still downloadable at its URL)" if replaced.file else ""
+    return (
+        f"{p.month} rebuilt: {p.games:,} games",
+        f"{body} It replaces {old}{kept}: {changes}.",
+    )
+
+
+def _text(parent: ET.Element, tag: str, text: str, **attrs: str) -> ET.Element:
+    element = ET.SubElement(parent, tag, attrs)
+    element.text = text
+    return element
+
+
+def build_feed(document: Mapping[str, Any], origin: str) -> bytes:
+    """The feed's bytes (UTF-8 XML); the same document and origin give the same bytes."""
+    found = publications(document)
+    feed = ET.Element("feed", {"xmlns": ATOM_NS})
+    _text(feed, "id", FEED_ID)
+    _text(feed, "title", "Gomoku Party database: monthly game archives")
+    _text(feed, "subtitle", f"New and rebuilt archives of the {document['profile']} dataset")
+    _text(feed, "updated", found[0][0].published_at if found else EMPTY_FEED_UPDATED)
+    author = ET.SubElement(feed, "author")
+    _text(author, "name", "Gomoku Party")
+    ET.SubElement(feed, "link", {"rel": "self", "href": origin + FEED_PATH})
+    ET.SubElement(feed, "link", {"rel": "alternate", "href": origin + PAGE_PATH})
+    _text(feed, "rights", f"{document['license']}: the dataset is in the public domain")
+    for p, replaced in found:
+        entry = ET.SubElement(feed, "entry")
+        title, text = describe(p, replaced)
+        _text(entry, "id", entry_id(p))
+        _text(entry, "title", title)
+        _text(entry, "published", p.published_at)
+        _text(entry, "updated", p.published_at)
+        ET.SubElement(entry, "link", {"rel": "alternate", "href": origin + PAGE_PATH})
+        if p.download_url is not None:
+            ET.SubElement(
+                entry,
+                "link",
+                {
+                    "rel": "enclosure",
+                    "type": "application/gzip",
+                    "length": str(p.bytes),
+                    "href": origin + p.download_url,
+                },
+            )
+        _text(entry, "summary", text)
+    ET.indent(feed)
+    body: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
+    return body + b"\n"

@@ -1,0 +1,174 @@
+"""The bulk files against a real server with published, rebuilt and zero-game months:
+``sha256sum -c --ignore-missing`` over downloads, ``wget -i list.txt``, the feed read by
+feedparser, the manifest's version history, caching like the manifest's, and the origin rules."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from shared.db.pool import Pool
+from shared.months import Month
+from shared.public_origin import parse_networks
+from shared.settings import Settings
+from tests.integration.api_support import (
+    Client,
+    publish_bytes,
+    publish_demo_month,
+    random_bytes,
+    serving,
+)
+
+BASE = "/api/v1/database/"
+IDENTITY = {"Accept-Encoding": "identity"}
+
+
+@pytest.fixture
+async def months(pool: Pool) -> None:
+    await publish_demo_month(pool, Month(2026, 8), 30)
+    await publish_demo_month(pool, Month(2026, 9), 0)  # zero games: listed, no file
+    await publish_bytes(pool, "2026-10", random_bytes(70_000, seed=1))
+    await asyncio.sleep(0.01)  # distinct publication instants, as real rebuilds have
+    await publish_bytes(pool, "2026-10", random_bytes(300_000, seed=2))  # the rebuild
+
+
+@pytest.fixture
+async def api(db_dsn: str, pool: Pool, months: None) -> AsyncIterator[Client]:
+    async with serving(db_dsn, pool) as client:
+        yield client
+
+
+async def run(*argv: str, cwd: Path) -> tuple[int, str]:
+    """A command in a subprocess without blocking the loop the server runs on."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await proc.communicate()
+    return await proc.wait(), out.decode()
+
+
+async def manifest(api: Client) -> dict[str, object]:
+    response = await api.get(BASE.rstrip("/"))
+    document: dict[str, object] = await response.json()
+    return document
+
+
+async def test_version_history_in_the_manifest(api: Client) -> None:
+    months = {m["month"]: m for m in (await manifest(api))["months"]}  # type: ignore[attr-defined]
+    assert [m for m in months] == ["2026-10", "2026-09", "2026-08"]
+    assert months["2026-09"]["previousFiles"] == []
+    assert months["2026-08"]["previousFiles"] == []
+    (earlier,) = months["2026-10"]["previousFiles"]
+    assert earlier["bytes"] == 70_000
+    assert earlier["file"] != months["2026-10"]["file"]
+    assert earlier["supersededAt"] >= earlier["publishedAt"]
+    response = await api.get(earlier["downloadUrl"])
+    assert response.status == 200, "an earlier file stays downloadable"
+    assert len(await response.read()) == 70_000
+
+
+async def test_sha256sums_checks_a_folder_of_downloads(api: Client, tmp_path: Path) -> None:
+    response = await api.get(BASE + "sha256sums.txt", headers=IDENTITY)
+    assert response.status == 200
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.headers["Access-Control-Allow-Origin"] == "*"
+    assert response.headers["Vary"] == "Accept-Encoding"
+    text = await response.text()
+    document = await manifest(api)
+    current = [m for m in document["months"] if m["file"]]  # type: ignore[attr-defined]
+    assert text.splitlines() == [f"{m['sha256']}  {m['file']}" for m in current]
+    (tmp_path / "sha256sums.txt").write_text(text)
+    # One file downloaded of two: --ignore-missing checks what is there.
+    first = current[-1]
+    (tmp_path / first["file"]).write_bytes(await (await api.get(first["downloadUrl"])).read())
+    code, out = await run("sha256sum", "-c", "--ignore-missing", "sha256sums.txt", cwd=tmp_path)
+    assert code == 0, out
+    assert out.strip() == f"{first['file']}: OK"
+    (tmp_path / first["file"]).write_bytes(b"tampered")
+    code, out = await run("sha256sum", "-c", "--ignore-missing", "sha256sums.txt", cwd=tmp_path)
+    assert code == 1, out
+
+
+async def test_wget_fetches_the_list(api: Client, tmp_path: Path) -> None:
+    response = await api.get(BASE + "list.txt", headers=IDENTITY)
+    assert response.status == 200
+    assert "Host" in response.headers["Vary"], "without PUBLIC_BASE_URL the origin is the request's"
+    urls = (await response.text()).splitlines()
+    origin = str(api.make_url("")).rstrip("/")
+    assert len(urls) == 2
+    assert all(u.startswith(origin + "/api/v1/database/files/gomoku-party-") for u in urls)
+    list_url = str(api.make_url(BASE + "list.txt"))
+    sums_url = str(api.make_url(BASE + "sha256sums.txt"))
+    code, out = await run("wget", "-q", "-O", "list.txt", list_url, cwd=tmp_path)
+    assert code == 0, out
+    code, out = await run("wget", "-q", "-i", "list.txt", cwd=tmp_path)
+    assert code == 0, out
+    code, out = await run("wget", "-q", "-O", "sha256sums.txt", sums_url, cwd=tmp_path)
+    assert code == 0, out
+    code, out = await run("sha256sum", "-c", "sha256sums.txt", cwd=tmp_path)
+    assert code == 0, out
+    assert out.count(": OK") == 2
+
+
+async def test_the_feed_announces_publications_and_the_rebuild(api: Client) -> None:
+    response = await api.get(BASE + "feed.atom")
+    assert response.status == 200
+    assert response.headers["Content-Type"] == "application/atom+xml; charset=utf-8"
+    parsed = feedparser.parse(await response.read())
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    document = await manifest(api)
+    october = document["months"][0]  # type: ignore[index]
+    titles = [e.title for e in parsed.entries]
+    assert titles[0] == "2026-10 rebuilt: 1 games"
+    assert sorted(titles[1:]) == ["2026-08: 30 games", "2026-09: 0 games", "2026-10: 1 games"]
+    rebuilt = parsed.entries[0]
+    assert rebuilt.id == f"tag:gomokuparty.com,2026:archive:{october['sha256']}"
+    assert october["previousFiles"][0]["file"] in rebuilt.summary
+    assert "games 1 (same)" in rebuilt.summary
+    enclosure = next(link for link in rebuilt.links if link.rel == "enclosure")
+    assert enclosure.href == str(api.make_url(october["downloadUrl"]))
+
+
+@pytest.mark.parametrize("name", ["sha256sums.txt", "list.txt", "feed.atom"])
+async def test_cached_like_the_manifest(api: Client, name: str) -> None:
+    plain = await api.get(BASE + name, headers=IDENTITY)
+    body = await plain.read()
+    etag = plain.headers["ETag"]
+    assert plain.headers["Cache-Control"] == "public, max-age=60"
+    again = await api.get(BASE + name, headers={**IDENTITY, "If-None-Match": etag})
+    assert again.status == 304
+    assert again.headers["ETag"] == etag
+    zipped = await api.get(BASE + name, headers={"Accept-Encoding": "gzip"}, auto_decompress=False)
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert zipped.headers["ETag"] != etag
+    assert gzip.decompress(await zipped.read()) == body
+    head = await api.head(BASE + name, headers=IDENTITY)
+    assert head.status == 200
+    assert head.headers["ETag"] == etag
+    assert (await api.post(BASE + name)).status == 405
+
+
+async def test_public_base_url_and_trusted_proxies(db_dsn: str, pool: Pool, months: None) -> None:
+    fixed = Settings(database_url=db_dsn, public_base_url="https://gomokuparty.com")
+    async with serving(db_dsn, pool, settings=fixed) as api:
+        forged = {"X-Forwarded-Host": "evil.example", "Host": "other.example"}
+        response = await api.get(BASE + "list.txt", headers={**IDENTITY, **forged})
+        urls = (await response.text()).splitlines()
+        assert all(u.startswith("https://gomokuparty.com/api/v1/database/files/") for u in urls)
+        assert response.headers["Vary"] == "Accept-Encoding"
+        feed = feedparser.parse(await (await api.get(BASE + "feed.atom")).read())
+        assert feed.feed.links[0].href == "https://gomokuparty.com/api/v1/database/feed.atom"
+    forwarded = {"X-Forwarded-Host": "mirror.example", "X-Forwarded-Proto": "https"}
+    async with serving(db_dsn, pool) as api:  # nobody trusted: the headers are ignored
+        text = await (await api.get(BASE + "list.txt", headers=forwarded)).text()
+        assert "mirror.example" not in text
+        assert text.startswith("http://127.0.0.1:")
+    trusting = Settings(database_url=db_dsn, trusted_proxies=parse_networks("127.0.0.0/8"))
+    async with serving(db_dsn, pool, settings=trusting) as api:
+        text = await (await api.get(BASE + "list.txt", headers=forwarded)).text()
+        assert text.startswith("https://mirror.example/api/v1/database/files/")

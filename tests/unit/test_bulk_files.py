@@ -1,0 +1,109 @@
+"""The bulk lists and the Atom feed, from manifest documents; the feed read by feedparser."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import feedparser
+
+from shared.archive_names import archive_file_name
+from shared.atom_feed import build_feed
+from shared.bulk_lists import sha256sums, url_list
+from shared.manifest import MonthSummary, PreviousFile, build_manifest
+from shared.months import Month
+
+NEW, OLD, AUG = "c" * 64, "d" * 64, "e" * 64
+
+
+def summary(month: str, games: int, sha: str | None, day: int) -> MonthSummary:
+    return MonthSummary(
+        month=month,
+        games=games,
+        file_name=archive_file_name(Month.parse(month), sha) if sha else None,
+        bytes=1000 + games if sha else 0,
+        uncompressed_bytes=5000 if sha else 0,
+        sha256=sha,
+        published_at=datetime(2026, 11, day, 6, tzinfo=UTC),
+        candidate_games=games + 3,
+        excluded_games=3,
+        exclusions={},
+        results={},
+    )
+
+
+def document() -> dict[str, object]:
+    earlier = PreviousFile(
+        file_name=archive_file_name(Month(2026, 10), OLD),
+        sha256=OLD,
+        bytes=990,
+        games=7,
+        candidate_games=11,
+        excluded_games=4,
+        published_at=datetime(2026, 11, 1, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, 20, 6, tzinfo=UTC),
+    )
+    return build_manifest(
+        [
+            summary("2026-08", 5, AUG, 1),
+            summary("2026-09", 0, None, 1),
+            replace(summary("2026-10", 9, NEW, 20), previous=(earlier,)),
+        ]
+    )
+
+
+def test_sha256sums_lists_current_files_newest_month_first() -> None:
+    assert sha256sums(document()) == (
+        f"{NEW}  gomoku-party-2026-10-cccccccccccccccc.sgf.gz\n"
+        f"{AUG}  gomoku-party-2026-08-eeeeeeeeeeeeeeee.sgf.gz\n"
+    )
+    assert sha256sums(build_manifest([])) == ""
+
+
+def test_url_list_is_absolute() -> None:
+    assert url_list(document(), "https://gomokuparty.com").splitlines() == [
+        "https://gomokuparty.com/api/v1/database/files/gomoku-party-2026-10-cccccccccccccccc.sgf.gz",
+        "https://gomokuparty.com/api/v1/database/files/gomoku-party-2026-08-eeeeeeeeeeeeeeee.sgf.gz",
+    ]
+
+
+def test_feed_parses_with_an_entry_per_publication() -> None:
+    body = build_feed(document(), "https://gomokuparty.com")
+    assert body == build_feed(document(), "https://gomokuparty.com"), "deterministic"
+    parsed = feedparser.parse(body)
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert parsed.version == "atom10"
+    assert parsed.feed.updated == "2026-11-20T06:00:00Z"
+    assert parsed.feed.links[0].href == "https://gomokuparty.com/api/v1/database/feed.atom"
+    ids = [e.id for e in parsed.entries]
+    assert ids == [
+        f"tag:gomokuparty.com,2026:archive:{NEW}",
+        f"tag:gomokuparty.com,2026:archive:{OLD}",
+        "tag:gomokuparty.com,2026:month:2026-09:no-games",
+        f"tag:gomokuparty.com,2026:archive:{AUG}",
+    ]
+    rebuilt = parsed.entries[0]
+    assert rebuilt.title == "2026-10 rebuilt: 9 games"
+    assert "replaces gomoku-party-2026-10-dddddddddddddddd.sgf.gz" in rebuilt.summary
+    assert "games 7 → 9 (+2)" in rebuilt.summary
+    assert "candidates 11 → 12 (+1)" in rebuilt.summary
+    assert "excluded 4 → 3 (-1)" in rebuilt.summary
+    enclosure = next(link for link in rebuilt.links if link.rel == "enclosure")
+    assert enclosure.href.endswith("/files/gomoku-party-2026-10-cccccccccccccccc.sgf.gz")
+    assert enclosure.length == "1009"
+    assert parsed.entries[1].title == "2026-10: 7 games"
+    assert parsed.entries[2].title == "2026-09: 0 games"
+    assert not any(link.rel == "enclosure" for link in parsed.entries[2].links)
+
+
+def test_entry_ids_do_not_depend_on_the_origin() -> None:
+    one = feedparser.parse(build_feed(document(), "http://127.0.0.1:8080"))
+    two = feedparser.parse(build_feed(document(), "https://gomokuparty.com"))
+    assert [e.id for e in one.entries] == [e.id for e in two.entries]
+
+
+def test_an_empty_feed_is_valid() -> None:
+    parsed = feedparser.parse(build_feed(build_manifest([]), "https://x.example"))
+    assert not parsed.bozo
+    assert parsed.entries == []
+    assert parsed.feed.updated
