@@ -110,11 +110,16 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, ident: str)
     )
 
 
-def document(title: str, body: str) -> str:
+REFRESH_SECONDS = 10
+"""How often the dashboard reloads itself while jobs are queued or running (no JavaScript)."""
+
+
+def document(title: str, body: str, *, refresh: int | None = None) -> str:
+    reload = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="robots" content="noindex, nofollow">'
+        f'<meta name="robots" content="noindex, nofollow">{reload}'
         f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>"
     )
 
@@ -172,7 +177,8 @@ def dashboard_page(data: Dashboard, *, csrf: str, flash: tuple[str, str] | None)
     if data.queue is not None:
         parts.append(_jobs_sections(data.queue))
     parts.append(_rebuild_form(data, csrf))
-    return document("Archive operations", "".join(parts))
+    busy = data.queue is not None and bool(data.queue.queued)
+    return document("Archive operations", "".join(parts), refresh=REFRESH_SECONDS if busy else None)
 
 
 def _worker_section(queue: QueueSnapshot | None, now: datetime) -> str:

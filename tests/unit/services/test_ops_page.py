@@ -85,3 +85,17 @@ def test_the_s3_copy_state_shows_under_the_file() -> None:
     assert "S3 copy verified" in html
     assert "S3 mirror failed" in html
     assert "S3 refused: &lt;script&gt;" in html
+
+
+def test_the_dashboard_refreshes_itself_only_while_jobs_wait_or_run() -> None:
+    def page(queued: list[QueuedJob]) -> str:
+        queue = QueueSnapshot(taken_at=NOW, queued=queued)
+        months = month_statuses(
+            first=Month(2026, 8), now=NOW, archives=[], queue=queue, locked_months=set()
+        )
+        data = Dashboard(NOW, Month(2026, 8), months, queue, redis_error=None, database_error=None)
+        return dashboard_page(data, csrf="abc", flash=None)
+
+    job = QueuedJob("export:2026-10", "export_month", {"month": "2026-10"}, NOW, NOW, 0, False)
+    assert '<meta http-equiv="refresh" content="10">' in page([job])
+    assert 'http-equiv="refresh"' not in page([])
