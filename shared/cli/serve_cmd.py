@@ -35,6 +35,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from services.app import create_app  # the CLI is the composition root
+    from services.shutdown import finish_sending_on_stop
 
     settings = load_settings(log_to_stdout=True)
     log = get_logger("shared.cli.serve")
@@ -42,9 +43,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def announce(message: str) -> None:
         log.info("serve_listening", host=args.host, port=args.port)
 
+    app = create_app(settings)
+    finish_sending_on_stop(app, timeout=SHUTDOWN_TIMEOUT_SECONDS)
     try:
         web.run_app(
-            create_app(settings),
+            app,
             host=args.host,
             port=args.port,
             shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS,

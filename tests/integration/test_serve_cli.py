@@ -111,3 +111,69 @@ async def test_serves_logs_json_lines_and_stops_gracefully(db_dsn: str, pool: Po
     assert "aborted" not in download
     assert isinstance(download["duration_ms"], float)
     assert {"serve_listening", "serve_stopped"} <= {e["event"] for e in events}
+
+
+async def test_a_graceful_stop_sends_the_last_buffered_bytes(db_dsn: str, pool: Pool) -> None:
+    """A download's handler is done once its last write returns, which a client that reads
+    slowly lets happen with bytes still queued in the server's transport (the kernel's socket
+    buffers being full). The stop must send them before the event loop closes; it used to
+    close right away, and the download came up short at its very end (the ~14 KB the test
+    above lost now and then).
+
+    Made certain here: clients that read nothing ask for ranges of growing sizes; the small
+    ones fit in the kernel's buffers, the large ones wait in their handler, and the ones in
+    between (their excess under asyncio's 64 KiB high-water mark) end their handler with bytes
+    queued in the process. The server is stopped, and they start reading only 3 s later."""
+    data = random_bytes(4 * MIB, seed=9)
+    row = await publish_bytes(pool, "2026-08", data)
+    server = ServerProcess(db_dsn)
+    await asyncio.to_thread(server.start)
+    # 32 KiB .. 4 MiB: a loopback socket's send buffer starts at about 1.3 MB (ten 64 KiB
+    # segments, doubled), so the sizes just above it are the ones that matter.
+    sizes = [n * 32 * 1024 for n in range(1, 129)]
+    loop = asyncio.get_running_loop()
+    streams: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+    opened: list[asyncio.StreamWriter] = []
+
+    def finished() -> set[int]:
+        # pread: the server writes through the same open file; its offset must not move.
+        log = os.pread(server._log.fileno(), 4 << 20, 0)
+        return {n for n in range(len(sizes)) if f'"request_id": "r{n}"'.encode() in log}
+
+    try:
+        for n, size in enumerate(sizes):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.setblocking(False)
+            await loop.sock_connect(sock, ("127.0.0.1", server.port))
+            reader, writer = await asyncio.open_connection(sock=sock, limit=8 * MIB)
+            writer.write(
+                f"GET /api/v1/database/files/{row.file_name} HTTP/1.1\r\nHost: x\r\n"
+                f"Range: bytes=0-{size - 1}\r\nX-Request-ID: r{n}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            streams[n] = (reader, writer)
+            opened.append(writer)
+        await asyncio.sleep(3)  # every handler that can finish without a read has finished
+        done = finished()
+        for n in set(streams) - done:  # the ones waiting for a read: not this test's concern
+            _, writer = streams.pop(n)
+            writer.transport.abort()
+            writer.close()
+        assert len(done) > 1, "no handler finished: the sizes miss this machine's buffers"
+        assert len(streams) < len(sizes), "every handler finished: the sizes are too small"
+        server.terminate()
+        await asyncio.sleep(3)  # a server that does not wait for its buffers has exited now
+        short = {}
+        for n, (reader, writer) in streams.items():
+            response = await reader.read()  # to EOF
+            body = response.split(b"\r\n\r\n", 1)[1]
+            if body != data[: sizes[n]]:
+                short[sizes[n]] = sizes[n] - len(body)
+            writer.close()
+    finally:
+        for writer in opened:
+            writer.close()
+        code = await asyncio.to_thread(server.stop)
+    assert code == 0, server.output.decode()[-3000:]
+    assert short == {}, f"bytes missing, by range size: {short}"
