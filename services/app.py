@@ -9,7 +9,16 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import hdrs, web
 
-from services import bad_requests, bulk_api, downloads, freshness, health, manifest_api, pages
+from services import (
+    bad_requests,
+    bulk_api,
+    downloads,
+    freshness,
+    health,
+    manifest_api,
+    pages,
+    torrents,
+)
 from services.encoded import BulkFiles
 from services.keys import (
     BULK_FILES,
@@ -19,12 +28,14 @@ from services.keys import (
     MIRROR_STORE,
     POOL,
     SETTINGS,
+    TORRENT_PIECES,
 )
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
 from services.middleware import add_common_headers, observe
 from services.openapi import build_document
 from services.ops import setup_ops
+from services.piece_cache import PieceCache
 from shared.archive_names import FILES_PATH
 from shared.db.pool import Pool, create_pool
 from shared.settings import Settings
@@ -47,6 +58,7 @@ def create_app(
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
     app[BULK_FILES] = BulkFiles()
+    app[TORRENT_PIECES] = PieceCache()
     app[pages.DATABASE_PAGE] = pages.DatabasePage()
     app.on_response_prepare.append(add_common_headers)
     app.cleanup_ctx.append(_database(pool))
@@ -73,8 +85,10 @@ def _routes(app: web.Application) -> None:
     r.add_get("/api/v1/database/sha256sums.txt", bulk_api.checksums)
     r.add_get("/api/v1/database/list.txt", bulk_api.url_list_file)
     r.add_get("/api/v1/database/feed.atom", bulk_api.feed)
-    # The checksum route first: "{file}.sha256" would otherwise be taken as a file name.
+    # The checksum and torrent routes first: "{file}.sha256" would otherwise be taken as a
+    # file name.
     r.add_get(FILES_PATH + "{file}.sha256", downloads.checksum_file)
+    r.add_get(FILES_PATH + "{file}.torrent", torrents.torrent_file)
     r.add_get(FILES_PATH + "{file}", downloads.archive_file)
     r.add_get("/api/v1/openapi.json", openapi_json)
     r.add_get("/database", pages.to_database_page)

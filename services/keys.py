@@ -7,6 +7,7 @@ from aiohttp import web
 from services.encoded import BulkFiles
 from services.manifest_cache import ManifestCache
 from services.metrics import Metrics
+from services.piece_cache import PieceCache
 from shared.db.pool import Pool
 from shared.settings import Settings
 from shared.storage.file_cache import FileCache
@@ -16,6 +17,8 @@ SETTINGS = web.AppKey("settings", Settings)
 POOL = web.AppKey("pool", Pool)
 MANIFEST = web.AppKey("manifest_cache", ManifestCache)
 METRICS = web.AppKey("metrics", Metrics)
+TORRENT_PIECES = web.AppKey("torrent_pieces", PieceCache)
+"""Piece hashes of the files whose torrents were asked for (immutable per file)."""
 BULK_FILES = web.AppKey("bulk_files", BulkFiles)
 """sha256sums.txt, list.txt and feed.atom as rendered for the current manifest."""
 MIRROR_STORE = web.AppKey("mirror_store", S3Store)

@@ -33,6 +33,7 @@ _MONTH = {
         "file": {"type": ["string", "null"], "description": "null for a zero-game month"},
         "downloadUrl": {"type": ["string", "null"]},
         "checksumUrl": {"type": ["string", "null"]},
+        "torrentUrl": {"type": ["string", "null"], "description": "its v1 torrent (web seeded)"},
         "bytes": {"type": "integer", "minimum": 0},
         "uncompressedBytes": {"type": "integer", "minimum": 0},
         "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
@@ -65,6 +66,7 @@ _PREVIOUS_FILE = {
         "excludedGames": {"type": "integer", "minimum": 0},
         "downloadUrl": {"type": "string"},
         "checksumUrl": {"type": "string"},
+        "torrentUrl": {"type": "string"},
         "publishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
     },
@@ -156,6 +158,21 @@ def _file_operation(summary: str, media: str) -> dict[str, Any]:
     }
 
 
+def _torrent_operation() -> dict[str, Any]:
+    body: dict[str, Any] = {"application/x-bittorrent": {}}
+    return {
+        "summary": "A deterministic v1 torrent of an archive file, web seeded (BEP 19)",
+        "parameters": [_FILE_PARAM, *_CONDITIONAL],
+        "responses": {
+            "200": {"description": "The .torrent file", "headers": _CACHE_HEADERS, "content": body},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No such published file", "content": _JSON_ERROR},
+            "412": {"description": "A precondition failed", "content": _JSON_ERROR},
+            "503": {"description": "The database is unavailable", "content": _JSON_ERROR},
+        },
+    }
+
+
 def _simple(
     summary: str, op_id: str, media: str, codes: tuple[str, ...] = ("200",)
 ) -> dict[str, Any]:
@@ -224,6 +241,9 @@ def build_document() -> dict[str, Any]:
             ),
             "/api/v1/database/files/{file}.sha256": _get_and_head(
                 _file_operation("An archive's checksum line", "text/plain"), "ChecksumFile"
+            ),
+            "/api/v1/database/files/{file}.torrent": _get_and_head(
+                _torrent_operation(), "TorrentFile"
             ),
             "/api/v1/openapi.json": _simple("OpenAPI document", "getOpenApi", "application/json"),
             "/database/": _page("Public database page", "DatabasePage"),

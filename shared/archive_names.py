@@ -20,6 +20,7 @@ ARCHIVE_NAME_RE = re.compile(
     + re.escape(ARCHIVE_SUFFIX)
 )
 CHECKSUM_SUFFIX = ".sha256"
+TORRENT_SUFFIX = ".torrent"
 
 IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 """File names embed their content hash: a URL's bytes never change (API and bucket alike)."""
@@ -50,6 +51,10 @@ def download_url(file_name: str) -> str:
 
 def checksum_url(file_name: str) -> str:
     return FILES_PATH + file_name + CHECKSUM_SUFFIX
+
+
+def torrent_url(file_name: str) -> str:
+    return FILES_PATH + file_name + TORRENT_SUFFIX
 
 
 def attachment(file_name: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.archive_names import checksum_url, download_url
+from shared.archive_names import checksum_url, download_url, torrent_url
 from shared.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
 
 SCHEMA_VERSION = 1
@@ -80,6 +80,7 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "file": file,
         "downloadUrl": download_url(file) if file else None,
         "checksumUrl": checksum_url(file) if file else None,
+        "torrentUrl": torrent_url(file) if file else None,
         "bytes": summary.bytes if file else 0,
         "uncompressedBytes": summary.uncompressed_bytes if file else 0,
         "sha256": summary.sha256 if file else None,
@@ -108,6 +109,7 @@ def previous_entry(previous: PreviousFile) -> dict[str, Any]:
         "excludedGames": previous.excluded_games,
         "downloadUrl": download_url(file),
         "checksumUrl": checksum_url(file),
+        "torrentUrl": torrent_url(file),
         "publishedAt": utc_iso(previous.published_at),
         "supersededAt": utc_iso(previous.superseded_at),
     }

@@ -51,6 +51,7 @@ def test_manifest_document() -> None:
     assert sept["file"] == "gomoku-party-2026-09-0123456789abcdef.sgf.gz"
     assert sept["downloadUrl"] == "/api/v1/database/files/" + sept["file"]
     assert sept["checksumUrl"] == sept["downloadUrl"] + ".sha256"
+    assert sept["torrentUrl"] == sept["downloadUrl"] + ".torrent"
     assert sept["publishedAt"] == "2026-09-01T00:05:07Z"
     assert list(sept["exclusions"]) == list(ALL_REASONS)
     assert sept["exclusions"]["aborted"] == 1
@@ -60,6 +61,7 @@ def test_manifest_document() -> None:
     # A zero-game month is listed, with no file.
     assert aug["games"] == 0
     assert aug["file"] is None and aug["downloadUrl"] is None and aug["checksumUrl"] is None
+    assert aug["torrentUrl"] is None
     assert aug["sha256"] is None and aug["bytes"] == 0 and aug["uncompressedBytes"] == 0
     assert aug["candidateGames"] == aug["games"] + aug["excludedGames"]
     assert sept["previousFiles"] == [] and aug["previousFiles"] == []
@@ -93,6 +95,7 @@ def test_previous_files_newest_first() -> None:
         "excludedGames": 1,
         "downloadUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz",
         "checksumUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz.sha256",
+        "torrentUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz.torrent",
         "publishedAt": "2026-10-05T00:00:00Z",
         "supersededAt": "2026-10-06T12:00:00Z",
     }
