@@ -62,6 +62,8 @@ class ArchiveFacts(Protocol):
     @property
     def published_at(self) -> datetime | None: ...
     @property
+    def built_at(self) -> datetime | None: ...
+    @property
     def mirror(self) -> MirrorFacts: ...
     @property
     def failed_at(self) -> datetime | None: ...
@@ -184,7 +186,8 @@ class MonthStatus:
     published: ArchiveFacts | None
     superseded_versions: int
     last_failure: ArchiveFacts | None
-    """The newest failed build, when it is newer than the published file (or nothing is)."""
+    """The newest failed build, when it is newer than the last good build of the published
+    file (or nothing is published): a failure that a later export made good is history."""
     queued_jobs: tuple[str, ...]
     running_jobs: tuple[str, ...]
     lock_held: bool
@@ -223,8 +226,7 @@ def month_statuses(
         if (
             last_failure is not None
             and published is not None
-            and published.published_at is not None
-            and _failed_when(last_failure) < published.published_at
+            and _failed_when(last_failure) < _last_good_build(published)
         ):
             last_failure = None
         lock_held = month in locked_months
@@ -256,6 +258,12 @@ def month_statuses(
 
 def _failed_when(row: ArchiveFacts) -> datetime:
     return row.failed_at or row.finished_at or row.created_at
+
+
+def _last_good_build(row: ArchiveFacts) -> datetime:
+    """When an export last produced the published file (its publication, at the least)."""
+    moments = [m for m in (row.built_at, row.published_at, row.finished_at) if m is not None]
+    return max(moments, default=row.created_at)
 
 
 def rebuild_refusal(month: Month, *, first: Month, now: datetime) -> str | None:
@@ -293,6 +301,7 @@ def _archive_doc(row: ArchiveFacts | None) -> dict[str, Any] | None:
         "publishedAt": _iso(row.published_at),
         "failedAt": _iso(row.failed_at),
         "buildSeconds": seconds,
+        "lastGoodBuildAt": _iso(row.built_at),
         "error": row.error,
         "mirror": {
             "key": row.mirror.key,

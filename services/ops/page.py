@@ -243,6 +243,8 @@ def _months_section(data: Dashboard, csrf: str) -> str:
         if pub is not None:
             file_cell = f"<code>{e(pub.file_name)}</code>" if pub.file_name else "no games, no file"
             file_cell += _mirror_note(pub.mirror) if pub.file_name else ""
+            if pub.built_at is not None and pub.built_at != pub.published_at:
+                file_cell += f'<div class="muted">last good build {_when(pub.built_at)}</div>'
         build = None
         if pub is not None and pub.finished_at is not None:
             build = (pub.finished_at - pub.created_at).total_seconds()

@@ -106,6 +106,8 @@ def _months(console: Console, months: list[MonthStatus]) -> None:
             head.append(f"  {pub.games:,} games, {pub.excluded_games:,} excluded")
             details.append(pub.file_name or "(no games, no file)")
             details.append(f"published {when(pub.published_at)}")
+            if pub.built_at is not None and pub.built_at != pub.published_at:
+                details[-1] += f", last good build {when(pub.built_at)}"
             if status.superseded_versions:
                 details[-1] += f"; {status.superseded_versions} earlier file(s) still served"
         if status.last_failure is not None:

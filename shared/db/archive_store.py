@@ -52,6 +52,8 @@ class ArchiveRow:
     superseded_at: datetime | None
     failed_at: datetime | None
     error: str | None
+    built_at: datetime | None
+    """The last export that produced these bytes (see migration 0003)."""
     mirror: MirrorRecord
 
     def summary(self, previous: Sequence[PreviousFile] = ()) -> MonthSummary:
@@ -135,8 +137,8 @@ class BuiltFile:
 
 ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
-    published_at, superseded_at, failed_at, error, s3_bucket, s3_key, s3_etag, mirrored_at,
-    mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
+    published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
+    mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
 _MIRROR_COLUMNS = {
     "s3_bucket": "bucket",
     "s3_key": "key",
@@ -403,9 +405,11 @@ async def _drop(conn: Connection, archive_id: int) -> None:
 
 
 async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> ArchiveRow:
+    """The export's counts on the row it publishes (or leaves published), and the time of this
+    good build."""
     row = await conn.fetchrow(
         "UPDATE archives SET games = $2, candidate_games = $3, excluded_games = $4, "
-        f"exclusions = $5, results = $6 WHERE id = $1 RETURNING {ROW_COLUMNS}",
+        f"exclusions = $5, results = $6, built_at = now() WHERE id = $1 RETURNING {ROW_COLUMNS}",
         archive_id,
         counts.games,
         counts.candidate_games,

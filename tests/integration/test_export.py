@@ -222,6 +222,9 @@ async def test_identical_rebuild_changes_nothing(pool: Pool) -> None:
     assert again.archive.id == first.archive.id
     assert again.archive.file_name == first.archive.file_name
     assert again.archive.published_at == first.archive.published_at
+    # ... but the rebuild counts as the month's last good build (operators' view).
+    assert first.archive.built_at is not None and again.archive.built_at is not None
+    assert again.archive.built_at > first.archive.built_at
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM archives") == 1
     skipped = await export_month(pool, table="games", month=AUG)

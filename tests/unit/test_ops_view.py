@@ -1,5 +1,5 @@
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -45,6 +45,7 @@ class Row:
     published_at: datetime | None = None
     failed_at: datetime | None = None
     error: str | None = None
+    built_at: datetime | None = None
     mirror: Mirror = Mirror()
 
 
@@ -166,6 +167,30 @@ def test_a_failure_older_than_the_published_file_is_not_shown() -> None:
         if s.month == "2026-10"
     ]
     assert status.last_failure is None
+
+
+def test_a_failure_made_good_by_a_later_unchanged_rebuild_is_not_shown() -> None:
+    """A forced rebuild failed, then another one succeeded with the same bytes (``unchanged``:
+    the file's publication time does not move): the failure is history."""
+    file = replace(published("2026-10"), built_at=T0 + timedelta(hours=3))
+    rows = [failed("2026-10", T0 + timedelta(hours=2)), file]
+    [status] = [
+        s
+        for s in month_statuses(
+            first=FIRST, now=NOW, archives=rows, queue=None, locked_months=set()
+        )
+        if s.month == "2026-10"
+    ]
+    assert status.last_failure is None
+    later = [failed("2026-10", T0 + timedelta(hours=4)), file]
+    [status] = [
+        s
+        for s in month_statuses(
+            first=FIRST, now=NOW, archives=later, queue=None, locked_months=set()
+        )
+        if s.month == "2026-10"
+    ]
+    assert status.last_failure is later[0]
 
 
 def test_months_with_rows_or_jobs_outside_the_range_are_listed() -> None:
