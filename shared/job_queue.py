@@ -58,7 +58,7 @@ from shared.ops_view import (
     WorkerSeen,
     month_statuses,
 )
-from shared.settings import _mask_url
+from shared.settings import mask_url
 
 QUEUE_NAME = default_queue_name
 HEALTH_CHECK_KEY = QUEUE_NAME + health_check_key_suffix
@@ -153,10 +153,10 @@ async def connect(
             )
     except TimeoutError as exc:
         raise RedisUnavailable(
-            f"cannot reach Redis at {_mask_url(redis_url)}: no answer within {within_seconds:.0f} s"
+            f"cannot reach Redis at {mask_url(redis_url)}: no answer within {within_seconds:.0f} s"
         ) from exc
     except _ANY_REDIS_ERROR as exc:
-        raise RedisUnavailable(f"cannot reach Redis at {_mask_url(redis_url)}: {exc}") from exc
+        raise RedisUnavailable(f"cannot reach Redis at {mask_url(redis_url)}: {exc}") from exc
 
 
 @asynccontextmanager

@@ -54,7 +54,8 @@ def parse_bool(text: str) -> bool:
         raise ValueError(f"{text!r} is not one of true/false, yes/no, on/off, 1/0") from None
 
 
-def _mask_url(url: str) -> str:
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for messages and logs."""
     parts = urlsplit(url)
     if parts.password is None:
         return url
@@ -180,7 +181,7 @@ class Settings:
             if f.name == "ops_token":
                 value = "***" if value else None
             elif f.name in ("database_url", "redis_url"):
-                value = _mask_url(value)
+                value = mask_url(value)
             shown.append(f"{f.name}={value!r}")
         return f"Settings({', '.join(shown)})"
 

@@ -15,7 +15,7 @@ from shared.cli.runtime import load_settings, run
 from shared.errors import RedisUnavailable
 from shared.job_queue import queue_client, read_snapshot_within
 from shared.ops_view import WorkerSeen
-from shared.settings import _mask_url
+from shared.settings import mask_url
 from shared.worker_liveness import worker_liveness
 
 CHECK_SECONDS = 4.0
@@ -31,7 +31,7 @@ def check_worker(*, max_age_seconds: float) -> int:
                 return (await read_snapshot_within(client, CHECK_SECONDS)).workers
         except TimeoutError as exc:
             raise RedisUnavailable(
-                f"Redis at {_mask_url(settings.redis_url)} did not answer within "
+                f"Redis at {mask_url(settings.redis_url)} did not answer within "
                 f"{CHECK_SECONDS:g} s"
             ) from exc
 

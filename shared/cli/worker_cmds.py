@@ -27,7 +27,7 @@ from shared.ops_view import (
     rebuild_refusal,
     status_document,
 )
-from shared.settings import _mask_url
+from shared.settings import mask_url
 from shared.worker_liveness import DEFAULT_MAX_AGE
 
 READ_SECONDS = 5.0
@@ -111,7 +111,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             )
         except redis.exceptions.RedisError as exc:
             raise RedisUnavailable(
-                f"cannot use Redis at {_mask_url(settings.redis_url)}: {exc}"
+                f"cannot use Redis at {mask_url(settings.redis_url)}: {exc}"
             ) from exc
 
     run(main)

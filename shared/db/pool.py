@@ -14,7 +14,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from shared.errors import DatabaseUnavailable
-from shared.settings import _mask_url
+from shared.settings import mask_url
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]"
@@ -86,7 +86,7 @@ async def _init_connection(conn: Connection) -> None:
 
 def _unavailable(dsn: str, exc: BaseException) -> DatabaseUnavailable:
     reason = str(exc).strip() or type(exc).__name__
-    return DatabaseUnavailable(f"cannot use the database at {_mask_url(dsn)}: {reason}")
+    return DatabaseUnavailable(f"cannot use the database at {mask_url(dsn)}: {reason}")
 
 
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Pool:

@@ -199,3 +199,10 @@ def test_public_origin_settings_errors(env: dict[str, str], message: str) -> Non
     with pytest.raises(ConfigError, match=message) as caught:
         Settings.from_env(env, isatty=False)
     assert "\n" not in str(caught.value)
+
+
+def test_urls_are_masked_for_messages() -> None:
+    from shared.settings import mask_url
+
+    assert mask_url("postgresql://u:secret@db:5432/x") == "postgresql://u:***@db:5432/x"
+    assert mask_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
