@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from shared.cli.runtime import load_settings
-from shared.cli.serve_cmd import _port
+from shared.cli.runtime import load_settings, port_arg
 from shared.demo import DemoFailed
 from shared.demo.run import DemoRun
 
@@ -40,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the demo's data folder (default $XDG_DATA_HOME/gomoku-archive/demo, "
         "else ~/.local/share/gomoku-archive/demo)",
     )
-    p.add_argument("--port", type=_port, default=8080, help="the API's port (default 8080)")
+    p.add_argument("--port", type=port_arg, default=8080, help="the API's port (default 8080)")
     p.add_argument(
         "--games-per-month",
         type=int,

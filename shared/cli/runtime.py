@@ -61,6 +61,17 @@ def missing_table_advice(error: str) -> str:
     )
 
 
+def port_arg(text: str) -> int:
+    """argparse type for ``--port``: a TCP port number, 0..65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0..65535, got {port}")
+    return port
+
+
 def run(main: Callable[[], Awaitable[T]]) -> T:
     async def guarded() -> T:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from shared.cli.runtime import load_settings
+from shared.cli.runtime import load_settings, port_arg
 from shared.errors import ArchiveError
 from shared.logs import get_logger
 
@@ -17,18 +17,8 @@ SHUTDOWN_TIMEOUT_SECONDS = 30.0
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("serve", help="serve the public API and database pages")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8080, help="TCP port (default 8080)")
+    p.add_argument("--port", type=port_arg, default=8080, help="TCP port (default 8080)")
     p.set_defaults(run=cmd_serve)
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 0..65535, got {port}")
-    return port
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
