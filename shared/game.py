@@ -10,6 +10,8 @@ BOARD_SIZE = 15
 """Freestyle is played on 15 x 15 intersections; columns and rows count 0..14 from the top-left."""
 
 POINTS = BOARD_SIZE * BOARD_SIZE
+BOARD_LETTERS = "abcdefghijklmno"
+"""SGF's coordinate letters for columns and rows 0..14: ``hh`` is the centre."""
 
 
 class Color(StrEnum):

@@ -59,7 +59,12 @@ def forced_export_job_id(month: Month, requested_at: datetime) -> str:
     """The id of a forced rebuild of ``month`` requested at ``requested_at`` (ms precision)."""
     utc = requested_at.astimezone(UTC)
     stamp = f"{utc:%Y%m%dT%H%M%S}.{utc.microsecond // 1000:03d}Z"
-    return f"export:{month}:force:{stamp}"
+    return forced_export_prefix(month) + stamp
+
+
+def forced_export_prefix(month: Month) -> str:
+    """What every forced rebuild id of ``month`` starts with."""
+    return f"export:{month}:force:"
 
 
 def mirror_job_id(archive_id: int) -> str:

@@ -46,6 +46,7 @@ from shared.job_ids import (
     MIRROR_FUNCTION,
     export_job_id,
     forced_export_job_id,
+    forced_export_prefix,
     mirror_job_id,
 )
 from shared.months import Month, closed_months
@@ -246,7 +247,7 @@ async def enqueue_forced_export(
         # From Redis' answer on: the script's deadline falls within this wait, so whenever
         # Redis runs it in time, its answer arrives before this side gives up.
         async with asyncio.timeout(within_seconds + _ANSWER_MARGIN_SECONDS):
-            prefix = f"export:{month}:force:"
+            prefix = forced_export_prefix(month)
             waiting = [
                 job_id
                 for job_id in await _queued_ids(client)

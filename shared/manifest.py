@@ -12,9 +12,11 @@ from typing import Any
 
 from shared.archive_names import checksum_url, download_url, torrent_url
 from shared.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
+from shared.profile import PROFILE_ID
 
+PROFILE = PROFILE_ID
+"""The manifest's "profile" value (the id itself lives with the profile)."""
 SCHEMA_VERSION = 1
-PROFILE = "gomoku-party-sgf-1"
 LICENSE = "CC0-1.0"
 SCOPE: Mapping[str, object] = {
     "mode": "RANKED",

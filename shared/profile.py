@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
+from shared.game import BOARD_LETTERS, BOARD_SIZE, Color, Move, Reason, Result, Termination
 from shared.months import Month
 
 PROFILE_ID = "gomoku-party-sgf-1"
@@ -247,10 +247,9 @@ REASON_DOCS: Mapping[Reason, str] = {
     Reason.RESULT_MISMATCH: "The recorded result or termination does not agree with the board",
 }
 
-_LETTERS = "abcdefghijklmno"
 _NODES: Mapping[Color, tuple[str, ...]] = {
     color: tuple(
-        f";{color.value}[{_LETTERS[point % BOARD_SIZE]}{_LETTERS[point // BOARD_SIZE]}]"
+        f";{color.value}[{BOARD_LETTERS[point % BOARD_SIZE]}{BOARD_LETTERS[point // BOARD_SIZE]}]"
         for point in range(BOARD_SIZE * BOARD_SIZE)
     )
     for color in Color
@@ -273,7 +272,7 @@ def coordinate(x: int, y: int) -> str:
     """The SGF point of column ``x`` and row ``y`` (0-based from the top-left): 7, 7 -> "hh"."""
     if not (0 <= x < BOARD_SIZE and 0 <= y < BOARD_SIZE):
         raise ValueError(f"({x}, {y}) is off the 15 x 15 board")
-    return _LETTERS[x] + _LETTERS[y]
+    return BOARD_LETTERS[x] + BOARD_LETTERS[y]
 
 
 def re_value(result: Result, termination: Termination) -> str:

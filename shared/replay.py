@@ -45,12 +45,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from shared.game import BOARD_SIZE, POINTS, Color, Move, Reason, Result, Termination
+from shared.game import BOARD_LETTERS, BOARD_SIZE, POINTS, Color, Move, Reason, Result, Termination
 
 _COLOUR_CODES = ("B", "W")
 _REPLAY_LIMIT = POINTS + 1
 """No legal game places more stones than the board has points, so ply 226 is always occupied."""
-_LETTERS = "abcdefghijklmno"
 _STONES = (1, 2)
 """Cell values of a black and a white stone (0 is empty); ply k places _STONES[(k - 1) % 2]."""
 _BLACK_FIVE = bytes([_STONES[0]]) * 5
@@ -106,7 +105,7 @@ _NOT_A_LIST = Verdict(Reason.MALFORMED, None, "the moves value is not a list")
 
 def point_name(point: int) -> str:
     """SGF coordinate of a board index (column letter, then row letter), for messages."""
-    return _LETTERS[point % BOARD_SIZE] + _LETTERS[point // BOARD_SIZE]
+    return BOARD_LETTERS[point % BOARD_SIZE] + BOARD_LETTERS[point // BOARD_SIZE]
 
 
 def _malformed(ply: int, what: str) -> Verdict:
