@@ -266,15 +266,6 @@ def _last_good_build(row: ArchiveFacts) -> datetime:
     return max(moments, default=row.created_at)
 
 
-def rebuild_refusal(month: Month, *, first: Month, now: datetime) -> str | None:
-    """Why a forced rebuild of ``month`` must not be queued, or None when it may."""
-    if month < first:
-        return f"{month} is before the first published month {first}"
-    if not month.is_closed(now):
-        return f"{month} is not closed yet; it closes at {month.end:%Y-%m-%dT%H:%M:%SZ}"
-    return None
-
-
 # --- the JSON document (``gomoku-archive jobs --json``, ``GET /ops/api/status``) -----------------
 
 

@@ -40,8 +40,8 @@ from shared.job_queue import (
 )
 from shared.logs import get_logger
 from shared.months import Month
-from shared.ops_view import RunningInfo, rebuild_refusal
-from shared.planning import missing_months
+from shared.ops_view import RunningInfo
+from shared.planning import export_refusal, missing_months
 from workers.context import (
     clock_of,
     mirror_of,
@@ -153,7 +153,7 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
         try:
             target = Month.parse(month)
             now = clock_of(ctx)()
-            refusal = rebuild_refusal(target, first=settings.export_first_month, now=now)
+            refusal = export_refusal(target, first=settings.export_first_month, now=now)
             if refusal is not None:
                 raise InvalidMonth(refusal)
         except InvalidMonth as exc:

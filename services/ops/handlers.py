@@ -27,9 +27,9 @@ from shared.months import Month
 from shared.ops_view import (
     MonthStatus,
     QueueSnapshot,
-    rebuild_refusal,
     status_document,
 )
+from shared.planning import export_refusal
 
 log = get_logger("services.ops")
 
@@ -307,7 +307,7 @@ async def rebuild(request: web.Request) -> web.StreamResponse:
         if not isinstance(month_text, str):
             raise InvalidMonth("say which month to rebuild: month=YYYY-MM")
         month = Month.parse(month_text.strip())
-        refusal = rebuild_refusal(month, first=state.settings.export_first_month, now=now)
+        refusal = export_refusal(month, first=state.settings.export_first_month, now=now)
         if refusal is not None:
             raise InvalidMonth(refusal)
     except InvalidMonth as exc:

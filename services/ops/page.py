@@ -18,8 +18,8 @@ from shared.ops_view import (
     QueuedJob,
     QueueSnapshot,
     parse_health_check,
-    rebuild_refusal,
 )
+from shared.planning import export_refusal
 
 _STYLE = """
 :root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fff; --muted: #5f6368; --line: #d9dce1;
@@ -308,7 +308,7 @@ def _rebuild_button(month: str, data: Dashboard, csrf: str) -> str:
         parsed = Month.parse(month)
     except InvalidMonth:
         return ""
-    if rebuild_refusal(parsed, first=data.first_month, now=data.now) is not None:
+    if export_refusal(parsed, first=data.first_month, now=data.now) is not None:
         return ""
     return (
         '<form class="inline" method="post" action="/ops/rebuild">'

@@ -27,8 +27,7 @@ from shared.errors import ArchiveError, InvalidMonth
 from shared.export import ExportResult, export_month
 from shared.manifest import build_manifest
 from shared.months import Month
-from shared.planning import missing_months
-from shared.settings import Settings
+from shared.planning import export_refusal, missing_months
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,22 +91,13 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_month(settings: Settings, month: Month, now: datetime) -> None:
-    if month < settings.export_first_month:
-        raise InvalidMonth(
-            f"{month} is before the first published month {settings.export_first_month}"
-        )
-    if not month.is_closed(now):
-        raise InvalidMonth(
-            f"{month} is not closed yet; it closes at {month.end:%Y-%m-%dT%H:%M:%SZ}"
-        )
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     settings = load_settings()
     now = datetime.now(UTC)
     if args.month is not None:
-        _check_month(settings, args.month, now)
+        refusal = export_refusal(args.month, first=settings.export_first_month, now=now)
+        if refusal is not None:
+            raise InvalidMonth(refusal)
     tty = sys.stdout.isatty()
     if tty:  # the bar and the one human line per month say what the export's log lines would
         logging.getLogger("shared.export").setLevel(logging.WARNING)

@@ -24,9 +24,9 @@ from shared.job_queue import (
 from shared.ops_view import (
     MonthStatus,
     QueueSnapshot,
-    rebuild_refusal,
     status_document,
 )
+from shared.planning import export_refusal
 from shared.settings import mask_url
 from shared.worker_liveness import DEFAULT_MAX_AGE
 
@@ -171,7 +171,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_rebuild(args: argparse.Namespace) -> int:
     settings = load_settings()
     now = datetime.now(UTC)
-    refusal = rebuild_refusal(args.month, first=settings.export_first_month, now=now)
+    refusal = export_refusal(args.month, first=settings.export_first_month, now=now)
     if refusal is not None:
         raise InvalidMonth(refusal)
 

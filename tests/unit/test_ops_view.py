@@ -12,9 +12,9 @@ from shared.ops_view import (
     QueueSnapshot,
     month_statuses,
     parse_health_check,
-    rebuild_refusal,
     status_document,
 )
+from shared.planning import export_refusal
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 FIRST = Month(2026, 8)
@@ -219,8 +219,8 @@ def test_jobs_of_other_kinds_do_not_count() -> None:
         (Month(2026, 10), datetime(2026, 11, 1, tzinfo=UTC), None),
     ],
 )
-def test_rebuild_refusal(month: Month, now: datetime, refusal: str | None) -> None:
-    assert rebuild_refusal(month, first=FIRST, now=now) == refusal
+def test_export_refusal(month: Month, now: datetime, refusal: str | None) -> None:
+    assert export_refusal(month, first=FIRST, now=now) == refusal
 
 
 def test_parse_health_check() -> None:
