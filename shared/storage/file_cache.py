@@ -28,6 +28,9 @@ from shared.storage.chunks import ChunkReadError, iter_archive
 log = get_logger(__name__)
 
 PARTIAL_SUFFIX = ".partial"
+CONCURRENT_FILLS = 2
+"""Copies made at once: after a restart every file is missed at the same time, and the
+downloads themselves need the pool's connections more than the copies do."""
 _NAME = re.compile(r"[0-9a-f]{64}")
 
 
@@ -40,6 +43,7 @@ class FileCache:
         self._sizes: OrderedDict[str, int] = OrderedDict()
         """sha256 -> size, least recently served first."""
         self._filling: dict[str, asyncio.Task[None]] = {}
+        self._fill_slots = asyncio.Semaphore(CONCURRENT_FILLS)
         self.total = 0
 
     def start(self) -> None:
@@ -96,6 +100,10 @@ class FileCache:
             await asyncio.gather(*self._filling.values(), return_exceptions=True)
 
     async def _fill(self, pool: Pool, archive_id: int, sha256: str, size: int) -> None:
+        async with self._fill_slots:
+            await self._copy(pool, archive_id, sha256, size)
+
+    async def _copy(self, pool: Pool, archive_id: int, sha256: str, size: int) -> None:
         partial = self.directory / f"{sha256}.{os.getpid()}{PARTIAL_SUFFIX}"
         digest = hashlib.sha256()
         written = 0
