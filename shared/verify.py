@@ -86,9 +86,13 @@ class ArchiveVerifier:
         max_listed: int = MAX_LISTED,
         max_line_bytes: int = MAX_LINE_BYTES,
         max_problems: int = MAX_PROBLEMS,
+        plain: bool = False,
     ) -> None:
         """``file_name`` is the archive's base name (enables the name checks);
-        ``checksum_file`` the content of its ``.sha256`` file, None when there is none."""
+        ``checksum_file`` the content of its ``.sha256`` file, None when there is none;
+        ``plain`` for uncompressed SGF text (the caller looked for gzip's magic bytes): every
+        check but the gzip framing's."""
+        self._plain = plain
         self._file_name = file_name
         self._checksum_file = checksum_file
         self._max_listed = max_listed
@@ -125,9 +129,13 @@ class ArchiveVerifier:
     # -- input --
 
     def feed(self, chunk: bytes) -> None:
-        """Take the next compressed bytes."""
+        """Take the next compressed bytes (or text bytes, when ``plain``)."""
         self._sha.update(chunk)
         self._compressed += len(chunk)
+        if self._plain:
+            self._size += len(chunk)
+            self._take_text(chunk)
+            return
         data = memoryview(chunk)
         if self._stage == "header":
             data = self._take_header(data)
@@ -150,16 +158,15 @@ class ArchiveVerifier:
 
     def finish(self) -> VerifyReport:
         """Check what can only be checked at the end and return the report."""
-        if self._stage == "body":
-            self._inflate(memoryview(b""))  # output zlib may still hold back
-        if self._stage == "header":
-            self._problem(0, Check.GZIP_HEADER, "not a gzip file (no complete header)")
-        elif self._stage == "body":
-            self._problem(0, Check.GZIP_TRUNCATED, "the compressed data ends early")
-        elif self._stage == "trailer":
-            self._problem(0, Check.GZIP_TRUNCATED, "the gzip trailer is incomplete")
-        if self._stage in ("trailer", "after"):
+        if self._plain:
+            self._notes.append("plain SGF text, not gzip: the gzip framing was not checked")
+            if self._file_name is not None and self._file_name.endswith(".gz"):
+                self._problem(
+                    0, Check.GZIP_HEADER, "not a gzip file: its text was checked as plain SGF"
+                )
             self._end_text()
+        else:
+            self._finish_framing()
         self._check_duplicates()
         sha256 = self._sha.hexdigest()
         checksum = self._check_checksum(sha256)
@@ -181,6 +188,18 @@ class ArchiveVerifier:
             problem_count=self._count,
             notes=tuple(self._notes),
         )
+
+    def _finish_framing(self) -> None:
+        if self._stage == "body":
+            self._inflate(memoryview(b""))  # output zlib may still hold back
+        if self._stage == "header":
+            self._problem(0, Check.GZIP_HEADER, "not a gzip file (no complete header)")
+        elif self._stage == "body":
+            self._problem(0, Check.GZIP_TRUNCATED, "the compressed data ends early")
+        elif self._stage == "trailer":
+            self._problem(0, Check.GZIP_TRUNCATED, "the gzip trailer is incomplete")
+        if self._stage in ("trailer", "after"):
+            self._end_text()
 
     # -- problems --
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from shared.game import Color, Move, Reason, Result, Termination
@@ -18,7 +18,7 @@ from shared.profile import (
     format_dates,
 )
 from shared.replay import replay
-from shared.sgf import GameTree, Node, Property
+from shared.sgf import GameTree, Node, Property, SgfParseError, parse
 from shared.verify_report import Check
 
 # --- one game ---------------------------------------------------------------------------------
@@ -118,6 +118,11 @@ class GameFacts:
     finished: datetime | None
     termination: str | None
     problems: list[tuple[Check, str]]
+    result: Result | None = None
+    """Who won, from RE and XER when they agree with each other."""
+    values: Mapping[str, str] = field(default_factory=dict)
+    """The root's values as read (``gomoku-archive games`` prints them)."""
+    moves: tuple[Move, ...] = ()
 
 
 def check_game(tree: GameTree) -> GameFacts:
@@ -176,6 +181,30 @@ def check_line_fast(text: str) -> GameFacts | None:
     return _judge(values, moves, [], replayable=True)
 
 
+def check_line(text: str) -> GameFacts:
+    """One archive line (without its LF) checked as ``verify`` checks it: the fast path for the
+    profile's exact shape, else the SGF parser and ``check_game``. A line that is not exactly one
+    game tree gives facts with that problem and nothing else."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return _unreadable(Check.NOT_ONE_GAME, "the line is not exactly one game tree")
+    facts = check_line_fast(text)
+    if facts is not None:
+        return facts
+    try:
+        trees = parse(text)
+    except SgfParseError as exc:
+        return _unreadable(Check.SGF_SYNTAX, f"column {exc.column}: {exc.message}")
+    if len(trees) != 1:
+        return _unreadable(Check.NOT_ONE_GAME, f"the line holds {len(trees)} game trees")
+    return check_game(trees[0])
+
+
+def _unreadable(check: Check, message: str) -> GameFacts:
+    return GameFacts(
+        gn=None, xet=None, finished=None, termination=None, problems=[(check, message)]
+    )
+
+
 def _judge(
     values: dict[str, str],
     moves: list[Move] | None,
@@ -219,6 +248,9 @@ def _judge(
         finished=end,
         termination=termination,
         problems=problems,
+        result=result,
+        values=values,
+        moves=tuple(moves or ()),
     )
 
 

@@ -18,6 +18,7 @@ from shared.errors import ArchiveError
 COMMANDS: dict[str, tuple[str, ...]] = {
     "shared.cli.sgf_cmd": ("sgf",),
     "shared.cli.verify_cmd": ("verify",),
+    "shared.cli.games_cmd": ("games",),
     "shared.cli.db_cmds": ("migrate", "export", "manifest", "seed-demo"),
     "shared.cli.serve_cmd": ("serve",),
     "shared.cli.worker_cmds": ("worker", "jobs", "rebuild"),

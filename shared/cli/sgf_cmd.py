@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
+from shared.cli.sgf_files import open_sgf
 from shared.sgf import CheckReport, Finding, check_chunks
 
 EXIT_CLEAN = 0
@@ -51,8 +53,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for name in args.files:
         try:
             report = _check_file(name)
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
+        except UNREADABLE as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             print(f"gomoku-archive: error: cannot read {name}: {reason}", file=sys.stderr)
             documents.append(_unreadable_document(name, reason))
             status = max(status, EXIT_UNREADABLE)
@@ -146,8 +148,13 @@ def _unreadable_document(name: str, reason: str) -> dict[str, Any]:
     }
 
 
+UNREADABLE = (OSError, EOFError, zlib.error)
+"""How reading a file fails: the file itself, or a truncated or corrupt gzip stream."""
+
+
 def _check_file(name: str) -> CheckReport:
-    with open(name, "rb") as file:
+    # .sgf.gz or plain .sgf, told from the bytes; positions are in the decompressed text.
+    with open_sgf(name) as file:
         return check_chunks(iter(lambda: file.read(_CHUNK_SIZE), b""))
 
 

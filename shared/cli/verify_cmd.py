@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from shared.cli.sgf_files import is_gzip
 from shared.errors import UnreadableFile
 from shared.verify import ArchiveVerifier
 from shared.verify_report import VerifyReport
@@ -45,12 +46,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def cmd_verify(args: argparse.Namespace) -> int:
     archive = Path(args.archive)
     checksum = _read_checksum(archive, args.sha256)
-    verifier = ArchiveVerifier(file_name=archive.name, checksum_file=checksum)
     try:
         with (
             archive.open("rb") as stream,
             _progress(archive.stat().st_size, quiet=args.json) as advance,
         ):
+            # gzip or plain SGF is told from the bytes (gzip's magic), never from the name.
+            plain = not is_gzip(stream.peek(2)[:2])
+            verifier = ArchiveVerifier(file_name=archive.name, checksum_file=checksum, plain=plain)
             for chunk in iter(lambda: stream.read(_READ_BLOCK), b""):
                 verifier.feed(chunk)
                 advance(len(chunk))

@@ -16,7 +16,9 @@ from shared.cli.runtime import missing_table_advice
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
 
-@pytest.mark.parametrize("argv", [["verify", "--help"], ["sgf", "check", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["verify", "--help"], ["sgf", "check", "--help"], ["games", "--help"]]
+)
 def test_downloader_commands_load_no_server_stack(argv: list[str]) -> None:
     code = (
         "import sys\n"

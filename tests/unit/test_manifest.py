@@ -1,10 +1,9 @@
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from shared.archive_names import archive_file_name, checksum_line, is_archive_name
-from dataclasses import replace
-
 from shared.manifest import (
     ALL_REASONS,
     ALL_TERMINATIONS,

@@ -1,0 +1,158 @@
+"""``gomoku-archive games``: records, filters, formats and bad lines; and ``verify`` and ``sgf
+check`` reading plain SGF as well as gzip, told from the bytes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from shared.cli.games_cmd import write_games
+from shared.cli.main import main
+from shared.game_records import GameFilter, game_filter, parse_instant
+from tests.unit.test_verify import GOOD, LINES, gz, verify
+
+PLAIN = "".join(LINES).encode()
+
+
+def run(path: Path, wanted: GameFilter | None = None, fmt: str = "jsonl") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    bad = write_games(str(path), wanted or GameFilter(), fmt, out, err)
+    return bad, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(params=["gzip", "plain", "gzip-named-sgf", "plain-named-gz"])
+def archive(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    name, data = {
+        "gzip": ("a.sgf.gz", GOOD),
+        "plain": ("a.sgf", PLAIN),
+        "gzip-named-sgf": ("a.sgf", GOOD),
+        "plain-named-gz": ("a.sgf.gz", PLAIN),
+    }[request.param]
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_every_game_as_json_lines(archive: Path) -> None:
+    bad, out, err = run(archive)
+    assert (bad, err) == (0, "")
+    games = [json.loads(line) for line in out.splitlines()]
+    assert [g["id"][-1] for g in games] == ["1", "2", "3"]
+    first = games[0]
+    assert first == {
+        "id": "00000000-0000-4000-8000-000000000001",
+        "start": "2026-08-12T12:00:00Z",
+        "end": "2026-08-12T12:02:00Z",
+        "result": "black",
+        "termination": "RESIGNATION",
+        "blackRating": 1200,
+        "whiteRating": 1210,
+        "timeControl": 60,
+        "moves": [[7, 7], [8, 7], [8, 8]],  # hh ih ii: column, then row from the top-left
+    }
+    assert games[1]["moves"][1] == [0, 14], "W[ao]: the bottom-left corner"
+    assert games[2]["result"] == "draw"
+
+
+def test_csv(archive: Path) -> None:
+    _, out, _ = run(archive, fmt="csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 3
+    assert rows[0]["moves"] == "[[7,7],[8,7],[8,8]]"
+    assert rows[0]["blackRating"] == "1200"
+    assert rows[2]["result"] == "draw"
+
+
+@pytest.mark.parametrize(
+    ("wanted", "ids"),
+    [
+        (game_filter(results=["black"]), "12"),
+        (game_filter(results=["white"]), ""),
+        (game_filter(results=["draw", "white"]), "3"),
+        (game_filter(terminations=["FIVE"]), "2"),
+        (game_filter(terminations=["FIVE", "AGREEMENT"]), "23"),
+        (game_filter(min_moves=3), "12"),
+        (game_filter(min_moves=4), "2"),
+        (game_filter(since="2026-08-12T12:30:00Z"), "23"),
+        (game_filter(until="2026-08-13"), "12"),
+        (game_filter(since="2026-08-12T13:00:00Z", until="2026-08-12T13:00:01Z"), "2"),
+        (game_filter(results=["black"], min_moves=4), "2"),
+    ],
+)
+def test_filters(tmp_path: Path, wanted: GameFilter, ids: str) -> None:
+    path = tmp_path / "a.sgf.gz"
+    path.write_bytes(GOOD)
+    _, out, _ = run(path, wanted)
+    assert "".join(json.loads(line)["id"][-1] for line in out.splitlines()) == ids
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-09-01", datetime(2026, 9, 1, tzinfo=UTC)),
+        ("2026-09-01T12:00:00Z", datetime(2026, 9, 1, 12, tzinfo=UTC)),
+        ("2026-09-01T12:00:00", datetime(2026, 9, 1, 12, tzinfo=UTC)),
+        ("2026-09-01T14:00:00+02:00", datetime(2026, 9, 1, 12, tzinfo=UTC)),
+    ],
+)
+def test_parse_instant(text: str, expected: datetime) -> None:
+    assert parse_instant(text) == expected
+
+
+def test_bad_lines_are_reported_and_skipped(tmp_path: Path) -> None:
+    occupied = LINES[1].replace(";W[ao]", ";W[aa]", 1)  # white plays on black's first stone
+    assert occupied != LINES[1]
+    lines = [LINES[0], "\n", "(;FF[4]GM[4]\n", occupied, LINES[2]]
+    data = "".join(lines).encode() + b"(;\xff)\n"
+    path = tmp_path / "bad.sgf.gz"
+    path.write_bytes(gz(data))
+    bad, out, err = run(path)
+    assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["1", "3"]
+    assert bad == 4
+    assert f"{path}:2: blank_line" in err
+    assert f"{path}:3: not_one_game" in err
+    assert f"{path}:4: illegal_move: occupied" in err
+    assert f"{path}:6: not_utf8" in err
+
+
+def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.sgf.gz"
+    path.write_bytes(GOOD)
+    assert main(["games", str(path), "--result", "draw", "--format", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("id,start,end,result")
+    assert len(out) == 2
+    assert main(["games", str(path), "--since", "yesterday"]) == 2
+    assert "is not a date or time" in capsys.readouterr().err
+    assert main(["games", str(tmp_path / "missing.sgf.gz")]) == 2
+    (tmp_path / "t.sgf.gz").write_bytes(GOOD[:40])
+    assert main(["games", str(tmp_path / "t.sgf.gz")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    (tmp_path / "b.sgf").write_bytes(PLAIN + b"\n")
+    assert main(["games", str(tmp_path / "b.sgf")]) == 1
+
+
+def test_verify_reads_plain_sgf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = verify(PLAIN, plain=True, file_name="games.sgf")
+    assert plain.ok, plain.problems
+    assert plain.games == 3
+    assert any("gzip framing was not checked" in n for n in plain.notes)
+    misnamed = verify(PLAIN, plain=True, file_name="games.sgf.gz")
+    assert [p.check.value for p in misnamed.problems] == ["gzip_header"]
+    for name, data in (("a.sgf", PLAIN), ("b.sgf", GOOD)):
+        (tmp_path / name).write_bytes(data)
+        assert main(["verify", str(tmp_path / name), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["games"] == 3
+
+
+def test_sgf_check_reads_gzip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.sgf.gz").write_bytes(GOOD)
+    (tmp_path / "b.sgf").write_bytes(PLAIN)
+    assert main(["sgf", "check", str(tmp_path / "a.sgf.gz"), str(tmp_path / "b.sgf")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("parse ok: 3 games") == 2
