@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from shared.months import Month
 from shared.public_origin import parse_networks
 from shared.settings import Settings
 from tests.integration.api_support import (
+    ROOT,
     Client,
     publish_bytes,
     publish_demo_month,
@@ -172,3 +175,20 @@ async def test_public_base_url_and_trusted_proxies(db_dsn: str, pool: Pool, mont
     async with serving(db_dsn, pool, settings=trusting) as api:
         text = await (await api.get(BASE + "list.txt", headers=forwarded)).text()
         assert text.startswith("https://mirror.example/api/v1/database/files/")
+
+
+async def test_games_reads_a_downloaded_archive(api: Client, tmp_path: Path) -> None:
+    """`gomoku-archive games` over a real export, downloaded from the API, gzip and plain."""
+    august = next(m for m in (await manifest(api))["months"] if m["month"] == "2026-08")  # type: ignore[attr-defined]
+    data = await (await api.get(august["downloadUrl"])).read()
+    (tmp_path / august["file"]).write_bytes(data)
+    (tmp_path / "plain.sgf").write_bytes(gzip.decompress(data))
+    for name in (august["file"], "plain.sgf"):
+        code, out = await run(
+            sys.executable, "-m", "shared.cli.main", "games", str(tmp_path / name), cwd=ROOT
+        )
+        assert code == 0, out
+        games = [json.loads(line) for line in out.splitlines()]
+        assert len(games) == august["games"] == 30
+        assert sum(g["termination"] == "FIVE" for g in games) == august["results"]["FIVE"]
+        assert all(0 <= x < 15 and 0 <= y < 15 for g in games for x, y in g["moves"])
