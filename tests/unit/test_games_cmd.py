@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -156,3 +159,33 @@ def test_sgf_check_reads_gzip(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["sgf", "check", str(tmp_path / "a.sgf.gz"), str(tmp_path / "b.sgf")]) == 0
     out = capsys.readouterr().out
     assert out.count("parse ok: 3 games") == 2
+
+
+def readme_examples() -> list[str]:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Reading the files", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["standard-library", "sgfmill"])
+def test_the_readme_examples_read_an_archive(index: int, tmp_path: Path) -> None:
+    """The README's reading examples run as printed and agree with `games` (sgfmill's rows
+    turned around)."""
+    path = tmp_path / "a.sgf.gz"
+    path.write_bytes(GOOD)
+    script = tmp_path / "example.py"
+    script.write_text(readme_examples()[index])
+    printed = subprocess.run(
+        [sys.executable, str(script), str(path)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    _, out, _ = run(path)
+    games = [json.loads(line) for line in out.splitlines()]
+    assert len(printed) == len(games) == 3
+    for line, game in zip(printed, games, strict=True):
+        first = ", ".join(
+            f"('{c}', {x}, {y})" for c, (x, y) in zip("BWB", game["moves"][:3], strict=False)
+        )
+        if index == 1:
+            first = first.lower()
+        assert line.startswith(game["id"])
+        assert line.endswith(f"[{first}]")
