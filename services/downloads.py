@@ -18,7 +18,7 @@ from typing import BinaryIO
 from aiohttp import hdrs, web
 
 from services.conditional import decide, not_modified, respond_bytes, validators
-from services.errors import ApiError, NotFound, ServiceUnavailable
+from services.errors import ApiError, NotFound, database_unavailable
 from services.keys import (
     ABORTED,
     BODY_BYTES,
@@ -167,10 +167,7 @@ async def _stream(
     except ChunkReadError as exc:
         log.error("download_unreadable", file=row.file_name, error=str(exc))
         if exc.database:
-            raise ServiceUnavailable(
-                "the archive database is unavailable; try again shortly",
-                headers={hdrs.RETRY_AFTER: "5"},
-            ) from exc
+            raise database_unavailable() from exc
         raise ApiError("the archive cannot be read") from exc
 
     async def body(sent: list[int]) -> None:

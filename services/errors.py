@@ -44,12 +44,17 @@ class ServiceUnavailable(ApiError):
 RETRY_AFTER_SECONDS = 5
 
 
+def database_unavailable() -> ServiceUnavailable:
+    """The one answer to "PostgreSQL is away": 503, and when to try again."""
+    return ServiceUnavailable(
+        "the archive database is unavailable; try again shortly",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 def from_archive_error(exc: ArchiveError) -> ApiError:
     """The project's own errors as API errors; their messages may name internals (a DSN, a
     table), so a fixed sentence is sent instead and the original is logged."""
     if isinstance(exc, DatabaseUnavailable):
-        return ServiceUnavailable(
-            "the archive database is unavailable; try again shortly",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
+        return database_unavailable()
     return ApiError("internal error")

@@ -22,7 +22,7 @@ import asyncpg
 from services.encoded import encode
 from services.metrics import Metrics
 from shared.db import archive_store
-from shared.db.pool import CONNECTION_ERRORS, Connection, Pool, connect
+from shared.db.pool import DATABASE_ERRORS, Connection, Pool, connect
 from shared.errors import ArchiveError, DatabaseUnavailable
 from shared.http_conditions import EntityTag
 from shared.logs import get_logger
@@ -30,7 +30,7 @@ from shared.manifest import build_manifest
 
 log = get_logger(__name__)
 
-RELOAD_ERRORS: tuple[type[BaseException], ...] = (*CONNECTION_ERRORS, asyncpg.PostgresError)
+RELOAD_ERRORS = DATABASE_ERRORS
 _QUERY_TIMEOUT = 10.0
 _RECONNECT_INTERVAL = 5.0
 

@@ -16,7 +16,7 @@ import structlog
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler
 
-from services.errors import ApiError, ServiceUnavailable, from_archive_error
+from services.errors import ApiError, database_unavailable, from_archive_error
 from services.keys import ABORTED, BODY_BYTES, METRICS, STREAMING
 from services.manifest_cache import RELOAD_ERRORS
 from shared.errors import ArchiveError
@@ -104,9 +104,7 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
         error = from_archive_error(exc)
     except RELOAD_ERRORS as exc:
         log.error("request_database_error", error=f"{type(exc).__name__}: {exc}")
-        error = ServiceUnavailable(
-            "the archive database is unavailable; try again shortly", headers={"Retry-After": "5"}
-        )
+        error = database_unavailable()
     except Exception:
         log.exception("request_crashed")
         error = ApiError("internal error")

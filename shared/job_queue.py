@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
-import asyncpg
 import redis.exceptions
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import (
@@ -39,7 +38,7 @@ from arq.jobs import (
 )
 
 from shared.db import archive_store, locks
-from shared.db.pool import CONNECTION_ERRORS, Pool
+from shared.db.pool import DATABASE_ERRORS, Pool
 from shared.errors import DatabaseUnavailable, RedisUnavailable
 from shared.job_ids import (
     EXPORT_FUNCTION,
@@ -76,7 +75,6 @@ REDIS_ERRORS: tuple[type[BaseException], ...] = (
 )
 """Redis is not there (as opposed to a command Redis refused)."""
 _ANY_REDIS_ERROR: tuple[type[BaseException], ...] = (*REDIS_ERRORS, redis.exceptions.RedisError)
-_DATABASE_ERRORS: tuple[type[BaseException], ...] = (*CONNECTION_ERRORS, asyncpg.PostgresError)
 
 REDIS_ANSWER_SECONDS = 3.0
 """How long the operators' paths (``/ops/``, ``jobs``, ``rebuild``) wait for Redis: a Redis
@@ -583,7 +581,7 @@ async def read_month_statuses(
             rows = await archive_store.all_archives(conn)
             months = {str(m) for m in closed_months(first, now)} | {r.month for r in rows}
             locked = {m for m in months if await locks.month_lock_held(conn, Month.parse(m))}
-    except _DATABASE_ERRORS as exc:
+    except DATABASE_ERRORS as exc:
         reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
         raise DatabaseUnavailable(f"cannot read the archive tables: {reason}") from exc
     return month_statuses(first=first, now=now, archives=rows, queue=queue, locked_months=locked)

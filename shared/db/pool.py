@@ -37,6 +37,9 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.CrashShutdownError,
     TimeoutError,
 )
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (*CONNECTION_ERRORS, asyncpg.PostgresError)
+"""The database is away, or refused or broke off a statement: what a reader maps to "the
+database is unavailable" rather than to a bug."""
 
 
 def connection_usable(conn: Connection) -> bool:
