@@ -49,7 +49,7 @@ class Plan:
 
 
 PLANS = {
-    Size.SMOKE: Plan(games=2_000, rounds=1, big_games=None),
+    Size.SMOKE: Plan(games=300, rounds=1, big_games=None),
     Size.FULL: Plan(games=200_000, rounds=3, big_games=1_000_000),
 }
 EXPORT_AT_MOST = 1.5

@@ -40,7 +40,7 @@ class Plan:
     rounds: int
 
 
-PLANS = {Size.SMOKE: Plan(games=2_000, rounds=1), Size.FULL: Plan(games=100_000, rounds=2)}
+PLANS = {Size.SMOKE: Plan(games=300, rounds=1), Size.FULL: Plan(games=100_000, rounds=2)}
 
 
 def run(size: Size, workdir: Path) -> list[Figure]:
