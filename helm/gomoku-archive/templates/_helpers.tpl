@@ -92,3 +92,11 @@ securityContext:
 - name: tmp
   mountPath: /tmp
 {{- end }}
+
+{{/* DOWNLOAD_CACHE_BYTES for an emptyDir size such as 4Gi: 90% of it, in bytes. */}}
+{{- define "gomoku-archive.cacheBytes" -}}
+{{- $units := dict "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 -}}
+{{- $unit := regexFind "(Mi|Gi|Ti)$" . -}}
+{{- $number := trimSuffix $unit . | int64 -}}
+{{- div (mul $number (get $units $unit) 9) 10 -}}
+{{- end }}
