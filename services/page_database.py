@@ -7,9 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.html import bar_chart, h, human_bytes, page, template, thousands
+from services.page_examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from services.page_profile import example_line
 
 PLACEHOLDER_FILE = "gomoku-party-YYYY-MM-xxxxxxxxxxxxxxxx.sgf.gz"
+PUBLIC_ORIGIN = "https://gomokuparty.com"
+"""The production origin, for a page rendered without a request (tests, previews)."""
 COLUMNS = 7
 
 
@@ -87,12 +90,13 @@ def _table(months: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-def render_database_page(manifest: Mapping[str, Any]) -> bytes:
+def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGIN) -> bytes:
+    """The page; ``origin`` is where its examples' absolute URLs point (the public origin)."""
     months: Sequence[Mapping[str, Any]] = manifest["months"]
     newest = next((m for m in months if m.get("file")), None)
     file_name = newest["file"] if newest else PLACEHOLDER_FILE
     download = newest["downloadUrl"] if newest else f"/api/v1/database/files/{file_name}"
-    base = "https://gomokuparty.com"
+    base = origin
     chart_points = [(m["month"], int(m["games"])) for m in reversed(months)]
     count = len(months)
     main = template("database.html").substitute(
@@ -108,6 +112,11 @@ def render_database_page(manifest: Mapping[str, Any]) -> bytes:
         checksum_url=h(base + download + ".sha256"),
         checksum_name=h(file_name + ".sha256"),
         file_name=h(file_name),
+        list_url=h(base + "/api/v1/database/list.txt"),
+        sums_url=h(base + "/api/v1/database/sha256sums.txt"),
+        feed_url=h(base + "/api/v1/database/feed.atom"),
+        stdlib_example=h(STDLIB_EXAMPLE),
+        sgfmill_example=h(SGFMILL_EXAMPLE),
     )
     return page(
         title="Gomoku Party open database",

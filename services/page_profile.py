@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from services.html import h, page, table, template
+from services.page_examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 from shared.manifest import PROFILE, SCOPE
 from shared.profile import (
@@ -128,6 +129,8 @@ def render_profile_page() -> bytes:
         reason_table=reasons,
         board=_board(),
         example=h(example_line().rstrip("\n")),
+        stdlib_example=h(STDLIB_EXAMPLE),
+        sgfmill_example=h(SGFMILL_EXAMPLE),
     )
     return page(
         title=f"{PROFILE}: the Gomoku Party SGF profile",

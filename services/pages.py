@@ -13,6 +13,7 @@ from services.keys import MANIFEST
 from services.manifest_cache import Snapshot
 from services.page_database import render_database_page
 from services.page_profile import render_profile_page
+from services.public_urls import origin_of, vary
 from shared.http_conditions import EntityTag, Representation, strong_etag
 
 HTML = "text/html; charset=utf-8"
@@ -28,15 +29,17 @@ class DatabasePage:
     """The last rendering, keyed by the manifest's ETag."""
 
     def __init__(self) -> None:
-        self._key: EntityTag | None = None
+        self._key: tuple[EntityTag, str] | None = None
         self._body = b""
         self._etag = strong_etag("none")
 
-    def for_snapshot(self, snapshot: Snapshot) -> tuple[bytes, EntityTag]:
-        if snapshot.etag != self._key:
-            self._body = render_database_page(snapshot.document)
+    def for_snapshot(self, snapshot: Snapshot, origin: str) -> tuple[bytes, EntityTag]:
+        """``origin``: where the page's example URLs point (one is kept: with PUBLIC_BASE_URL
+        there is only one, and a page renders in about a millisecond otherwise)."""
+        if (snapshot.etag, origin) != self._key:
+            self._body = render_database_page(snapshot.document, origin)
             self._etag = strong_etag(hashlib.sha256(self._body).hexdigest()[:32] + "-html")
-            self._key = snapshot.etag
+            self._key = (snapshot.etag, origin)
         return self._body, self._etag
 
 
@@ -44,12 +47,16 @@ DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
 
 
 async def database_page(request: web.Request) -> web.Response:
-    body, etag = request.app[DATABASE_PAGE].for_snapshot(request.app[MANIFEST].snapshot)
+    snapshot = request.app[MANIFEST].snapshot
+    body, etag = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
+    caching: dict[str, str] = {hdrs.CACHE_CONTROL: "public, max-age=60"}
+    if varies := vary(request):  # the examples' URLs follow the request's origin
+        caching[hdrs.VARY] = varies
     return respond_bytes(
         request,
         body,
         Representation(etag, len(body), ranges=False),
-        caching={hdrs.CACHE_CONTROL: "public, max-age=60"},
+        caching=caching,
         content=_CONTENT,
     )
 

@@ -192,3 +192,13 @@ async def test_games_reads_a_downloaded_archive(api: Client, tmp_path: Path) -> 
         assert len(games) == august["games"] == 30
         assert sum(g["termination"] == "FIVE" for g in games) == august["results"]["FIVE"]
         assert all(0 <= x < 15 and 0 <= y < 15 for g in games for x, y in g["moves"])
+
+
+async def test_the_page_examples_follow_the_origin(api: Client) -> None:
+    response = await api.get("/database/")
+    assert response.status == 200
+    assert "Host" in response.headers["Vary"]
+    page = await response.text()
+    origin = str(api.make_url("")).rstrip("/")
+    assert f"wget -i {origin}/api/v1/database/list.txt" in page
+    assert "https://gomokuparty.com/api/v1/database/files/" not in page
