@@ -6,10 +6,12 @@ API, ``X-Request-ID``, ``nosniff``)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
 import re
+import secrets
 import time
-import uuid
 from http import HTTPStatus
 
 import structlog
@@ -36,12 +38,32 @@ EXPOSED = (
 )
 
 
+class _RequestIds:
+    """Fresh request ids, 32 hex digits: a random per-process prefix and a counter. Unique
+    without a system call per request (``uuid4`` reads the kernel's random source each time,
+    about a tenth of a cached manifest answer); a forked child draws its own prefix."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._prefix = secrets.token_hex(8)
+        self._counter = itertools.count(1)
+
+    def new(self) -> str:
+        return f"{self._prefix}{next(self._counter) & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+_REQUEST_IDS = _RequestIds()
+
+
 def request_id_from(header: str | None) -> str:
     """The client's id when it is a plain token (logged and echoed, so nothing else), a fresh
     one otherwise."""
     if header is not None and _REQUEST_ID_RE.fullmatch(header):
         return header
-    return uuid.uuid4().hex
+    return _REQUEST_IDS.new()
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str]) -> web.Response:

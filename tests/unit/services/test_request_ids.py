@@ -20,3 +20,13 @@ def test_anything_else_gets_a_fresh_id(value: str | None) -> None:
     assert made != value
     assert len(made) == 32
     assert int(made, 16) >= 0
+
+
+def test_fresh_ids_are_unique_and_a_forked_child_draws_its_own_prefix() -> None:
+    from services import middleware
+
+    ids = {request_id_from(None) for _ in range(10_000)}
+    assert len(ids) == 10_000
+    before = request_id_from(None)[:16]
+    middleware._REQUEST_IDS._reset()  # what os.register_at_fork runs in a child
+    assert request_id_from(None)[:16] != before
