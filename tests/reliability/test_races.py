@@ -14,7 +14,6 @@ from arq.constants import in_progress_key_prefix
 
 from shared.db.pool import Pool
 from shared.job_queue import connect
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.conftest import flushed_redis, private_redis
 from tests.integration.worker_support import (

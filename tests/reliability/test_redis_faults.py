@@ -21,7 +21,6 @@ import pytest
 import redis
 
 from shared.db.pool import Pool
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port
@@ -40,6 +39,7 @@ BEARER = {"Authorization": f"Bearer {TOKEN}"}
 FEW_SECONDS = 8.0
 """What "within a few seconds" means here: Redis' own bound is 3 s; the rest is a busy box."""
 LAST = last_closed_month()
+SERVER_OPTIONS = ("--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 SUMMARY: list[str] = []
 
 
@@ -59,8 +59,7 @@ class RedisServer:
         binary = shutil.which(os.environ.get("TEST_REDIS_SERVER", "redis-server"))
         assert binary is not None
         self.proc = subprocess.Popen(
-            [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", ""]
-            + ["--appendonly", "no", "--dir", self.workdir],
+            [binary, "--port", str(self.port), "--dir", self.workdir, *SERVER_OPTIONS],
             stdout=subprocess.DEVNULL,
         )
         client = redis.Redis(host="127.0.0.1", port=self.port)
