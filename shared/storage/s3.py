@@ -100,6 +100,14 @@ def _failure(exc: BaseException, action: str, where: str) -> MirrorFailed:
     return MirrorFailed(f"cannot {action} {where}: {type(exc).__name__}: {exc}", transient=False)
 
 
+def _no_such_object(exc: MirrorFailed) -> bool:
+    """Whether the store's answer behind ``exc`` was "no such key" (HEAD says a bare 404)."""
+    cause = exc.__cause__
+    if not isinstance(cause, botocore.exceptions.ClientError):
+        return False
+    return cause.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
 class S3Store:
     """One bucket and prefix, reached through one boto3 client and a bounded thread pool.
     Create it once per process and ``close()`` it on the way out."""
@@ -170,24 +178,10 @@ class S3Store:
                 "look up", key, self._client.head_object, Bucket=self.bucket, Key=key
             )
         except MirrorFailed as exc:
-            cause = exc.__cause__
-            if isinstance(cause, botocore.exceptions.ClientError) and cause.response.get(
-                "Error", {}
-            ).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            if _no_such_object(exc):
                 return None
             raise
         return StoredObject(key, int(reply["ContentLength"]), str(reply["ETag"]))
-
-    async def head_headers(self, key: str) -> dict[str, str]:
-        """The object's stored content headers (for checks and tests)."""
-        reply = await self._call(
-            "look up", key, self._client.head_object, Bucket=self.bucket, Key=key
-        )
-        return {
-            "Content-Type": str(reply.get("ContentType", "")),
-            "Content-Disposition": str(reply.get("ContentDisposition", "")),
-            "Cache-Control": str(reply.get("CacheControl", "")),
-        }
 
     async def put_small(self, key: str, body: bytes, headers: ObjectHeaders) -> StoredObject:
         """One request for an object of at most one part."""
@@ -310,10 +304,7 @@ class S3Store:
         try:
             return await self._call("read back", key, self._read_back_blocking, key=key)
         except MirrorFailed as exc:
-            cause = exc.__cause__
-            if isinstance(cause, botocore.exceptions.ClientError) and cause.response.get(
-                "Error", {}
-            ).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            if _no_such_object(exc):
                 return None
             raise
 
