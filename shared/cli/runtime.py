@@ -78,6 +78,8 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
             return await main()
         except asyncpg.UndefinedTableError as exc:
             raise ArchiveError(missing_table_advice(str(exc))) from exc
+        except asyncpg.UndefinedColumnError as exc:  # an upgrade without its migration
+            raise ArchiveError(f"{exc}: run `gomoku-archive migrate` first") from exc
         except asyncpg.InsufficientPrivilegeError as exc:
             raise ArchiveError(
                 f"{exc}: the database role may not read that table; the export needs SELECT on "

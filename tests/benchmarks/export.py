@@ -56,8 +56,8 @@ EXPORT_AT_MOST = 1.5
 PEAK_RSS_AT_MOST_MIB = 150.0
 GROWTH_AT_MOST = 1.1
 PROGRESS_COST_AT_MOST = 1.02
-PROFILE = Path(__file__).resolve().parent / "export-profile.html"
-"""pyinstrument's view of the full run's export, kept beside RESULTS.md."""
+PROFILE = Path(__file__).resolve().parent / "export-profile.txt"
+"""pyinstrument's view of the full run's export (text), kept beside RESULTS.md."""
 
 _PEAK = re.compile(r"^PEAK_RSS_KIB (\d+)$", re.MULTILINE)
 # Runs the CLI and reports the process's own high-water mark (VmHWM is per process image,
@@ -222,9 +222,9 @@ async def _reference_sha256(dsn: str) -> str:
     return hashlib.sha256(out.getvalue()).hexdigest()
 
 
-def _profile(dsn: str, html: Path) -> None:
-    """Where the export's time goes: one export under pyinstrument, as an HTML page. A failure
-    here costs the page, never the figures."""
+def _profile(dsn: str, out: Path) -> None:
+    """Where the export's time goes: one export under pyinstrument, as a text tree. A failure
+    here costs the profile, never the figures."""
     env = dict(os.environ) | {"DATABASE_URL": dsn, "LOG_FORMAT": "json", "LOG_LEVEL": "WARNING"}
     done = subprocess.run(
         [
@@ -232,9 +232,11 @@ def _profile(dsn: str, html: Path) -> None:
             "-m",
             "pyinstrument",
             "-r",
-            "html",
+            "text",
+            "-i",
+            "0.005",
             "-o",
-            str(html),
+            str(out),
             "-m",
             "shared.cli.main",
             "export",
