@@ -101,9 +101,15 @@ async def test_the_table_matches_the_manifest_and_links_download(
 
         await screenshot(page, "database-desktop.png")
 
-        await page.goto(str(api.make_url(newest["checksumUrl"])))
-        body = (await page.locator("body").inner_text()).strip()
-        assert body == f"{newest['sha256']}  {newest['file']}"
+        # The checksum link downloads too, under its own name (Content-Disposition), and the
+        # checksum file checks the archive saved beside it.
+        async with page.expect_download() as info:
+            await page.locator("#archives tr.month").first.locator("a.checksum").click()
+        checksum = await info.value
+        assert checksum.suggested_filename == newest["file"] + ".sha256"
+        await checksum.save_as(str(tmp_path / checksum.suggested_filename))
+        line = (tmp_path / checksum.suggested_filename).read_text()
+        assert line == f"{newest['sha256']}  {newest['file']}\n"
     finally:
         await context.close()
 
