@@ -9,6 +9,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiohttp import hdrs, web
 
@@ -35,6 +36,27 @@ def encode(body: bytes) -> Encoded:
     )
 
 
+class Coded(Protocol):
+    """A body with its gzip twin and their ETags (``Encoded``, the manifest's ``Snapshot``)."""
+
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def gzip_body(self) -> bytes: ...
+    @property
+    def etag(self) -> EntityTag: ...
+    @property
+    def gzip_etag(self) -> EntityTag: ...
+
+
+def negotiate(request: web.Request, coded: Coded) -> tuple[bytes, EntityTag, dict[str, str]]:
+    """The coding the client accepts: its body, its ETag, and ``Content-Encoding`` if gzip."""
+    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
+    if accepts_gzip(", ".join(accept) if accept else None):
+        return coded.gzip_body, coded.gzip_etag, {hdrs.CONTENT_ENCODING: "gzip"}
+    return coded.body, coded.etag, {}
+
+
 def respond_encoded(
     request: web.Request,
     encoded: Encoded,
@@ -44,13 +66,8 @@ def respond_encoded(
 ) -> web.Response:
     """200 (gzip-coded when the client accepts it), 304 or 412. ``caching`` must carry
     ``Vary: Accept-Encoding`` (and whatever else the body depends on)."""
-    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
-    content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type}
-    if accepts_gzip(", ".join(accept) if accept else None):
-        body, etag = encoded.gzip_body, encoded.gzip_etag
-        content[hdrs.CONTENT_ENCODING] = "gzip"
-    else:
-        body, etag = encoded.body, encoded.etag
+    body, etag, coding = negotiate(request, encoded)
+    content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type, **coding}
     return respond_bytes(
         request,
         body,

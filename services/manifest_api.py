@@ -6,8 +6,9 @@ from __future__ import annotations
 from aiohttp import hdrs, web
 
 from services.conditional import respond_bytes
+from services.encoded import negotiate
 from services.keys import MANIFEST
-from shared.http_conditions import Representation, accepts_gzip
+from shared.http_conditions import Representation
 
 MANIFEST_CACHING = "public, max-age=60"
 """Short enough that a newly published month shows up within a minute or two of caches."""
@@ -25,13 +26,8 @@ _CONDITIONAL = (
 
 async def manifest(request: web.Request) -> web.Response:
     snapshot = request.app[MANIFEST].snapshot
-    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
-    content: dict[str, str] = {hdrs.CONTENT_TYPE: JSON}
-    if accepts_gzip(", ".join(accept) if accept else None):
-        body, etag = snapshot.gzip_body, snapshot.gzip_etag
-        content[hdrs.CONTENT_ENCODING] = "gzip"
-    else:
-        body, etag = snapshot.body, snapshot.etag
+    body, etag, coding = negotiate(request, snapshot)
+    content: dict[str, str] = {hdrs.CONTENT_TYPE: JSON, **coding}
     if not any(name in request.headers for name in _CONDITIONAL):
         # What respond_bytes answers a request without preconditions or Range (evaluate()'s
         # plain 200), without building the decision: this is the API's busiest route.
