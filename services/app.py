@@ -36,7 +36,7 @@ from services.middleware import add_common_headers, observe
 from services.openapi import build_document
 from services.ops import setup_ops
 from services.piece_cache import PieceCache
-from shared.archive_names import FILES_PATH
+from shared.archive.names import FILES_PATH
 from shared.db.pool import Pool, create_pool
 from shared.settings import Settings
 from shared.storage.file_cache import FileCache

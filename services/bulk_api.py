@@ -12,8 +12,8 @@ from aiohttp import hdrs, web
 from services.encoded import respond_encoded
 from services.keys import BULK_FILES, MANIFEST
 from services.public_urls import origin_of, vary
-from shared.atom_feed import build_feed
-from shared.bulk_lists import sha256sums, url_list
+from shared.catalog.bulk_lists import sha256sums, url_list
+from shared.catalog.feed import build_feed
 
 BULK_CACHING = "public, max-age=60"
 """The manifest's: each list changes exactly when the manifest does."""

@@ -1,4 +1,4 @@
-"""The aiohttp side of ``shared.http_conditions``: read the request's conditional headers, and
+"""The aiohttp side of ``shared.web.conditions``: read the request's conditional headers, and
 answer an in-memory representation (manifest, checksum file, pages) per the decision."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from aiohttp import hdrs, web
 
 from services.errors import PreconditionFailed, RangeNotSatisfiable
-from shared.http_conditions import (
+from shared.web.conditions import (
     Decision,
     Representation,
     RequestConditions,

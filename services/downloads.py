@@ -1,7 +1,7 @@
 """``/api/v1/database/files/{file}`` and its ``.sha256`` companion.
 
 The handler validates the name before any query, looks the row up (published or superseded
-only), lets ``shared.http_conditions`` decide, and streams the chosen span chunk by chunk with
+only), lets ``shared.web.conditions`` decide, and streams the chosen span chunk by chunk with
 ``await response.write`` (which waits while the client's socket is full: backpressure). Once the
 status line is out, a failure can no longer become an error status: the connection is closed
 with the body short of its Content-Length, which every HTTP client reports as incomplete.
@@ -28,7 +28,7 @@ from services.keys import (
     POOL,
     STREAMING,
 )
-from shared.archive_names import (
+from shared.archive.names import (
     ARCHIVE_CONTENT_TYPE,
     CHECKSUM_CONTENT_TYPE,
     CHECKSUM_SUFFIX,
@@ -39,9 +39,9 @@ from shared.archive_names import (
 )
 from shared.db import archive_store
 from shared.db.archive_store import ArchiveRow
-from shared.http_conditions import Representation, strong_etag
 from shared.logs import get_logger
 from shared.storage.chunks import ChunkReader, ChunkReadError, ChunkSpan
+from shared.web.conditions import Representation, strong_etag
 
 log = get_logger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from aiohttp import hdrs, web
 
 from services.conditional import respond_bytes
-from shared.http_conditions import EntityTag, Representation, accepts_gzip, strong_etag
+from shared.web.conditions import EntityTag, Representation, accepts_gzip, strong_etag
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """Keeps the freshness gauges of ``/metrics`` current: a background task reads the archive
 tables' summary every ``REFRESH_SECONDS`` (one small query), computes the freshness
-(``shared.freshness``), the S3 mirror's counts when a bucket is set, and the job queue's depth,
-and hands them to ``Metrics``. A scrape only
-renders what was computed last, so no request ever waits on PostgreSQL or Redis for them.
+(``shared.catalog.freshness``), the S3 mirror's counts when a bucket is set, and the job
+queue's depth, and hands them to ``Metrics``. A scrape only renders what was computed last, so
+no request ever waits on PostgreSQL or Redis for them.
 
 When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
 Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does.
@@ -26,12 +26,12 @@ from aiohttp import web
 from services.keys import METRICS, POOL, SETTINGS
 from services.manifest_cache import RELOAD_ERRORS
 from services.metrics import Metrics
+from shared.catalog.freshness import compute_freshness
 from shared.db import mirror_store
 from shared.db.pool import Pool
 from shared.db.stats import read_archive_stats
 from shared.errors import ArchiveError
-from shared.freshness import compute_freshness
-from shared.job_queue import QUEUE_NAME
+from shared.jobs.queue import QUEUE_NAME
 from shared.logs import get_logger
 from shared.settings import Settings
 

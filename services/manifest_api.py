@@ -8,7 +8,7 @@ from aiohttp import hdrs, web
 from services.conditional import respond_bytes
 from services.encoded import negotiate
 from services.keys import MANIFEST
-from shared.http_conditions import Representation
+from shared.web.conditions import Representation
 
 MANIFEST_CACHING = "public, max-age=60"
 """Short enough that a newly published month shows up within a minute or two of caches."""

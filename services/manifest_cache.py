@@ -21,12 +21,12 @@ import asyncpg
 
 from services.encoded import encode
 from services.metrics import Metrics
+from shared.catalog.manifest import build_manifest
 from shared.db import archive_store
 from shared.db.pool import DATABASE_ERRORS, Connection, Pool, connect
 from shared.errors import ArchiveError, DatabaseUnavailable
-from shared.http_conditions import EntityTag
 from shared.logs import get_logger
-from shared.manifest import build_manifest
+from shared.web.conditions import EntityTag
 
 log = get_logger(__name__)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from shared.catalog.freshness import Freshness
 from shared.db.mirror_store import MirrorStats
-from shared.freshness import Freshness
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, LICENSE, PROFILE, SCHEMA_VERSION
+from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS, LICENSE, PROFILE, SCHEMA_VERSION
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}

@@ -1,7 +1,7 @@
 """The profile page (``/database/profile``): every root property, extension, result,
 termination and exclusion reason, generated from the constants the writer and the export use
-(``shared.profile``, ``shared.game``, ``shared.manifest``) so the page cannot drift from the
-files."""
+(``shared.archive.profile``, ``shared.gomoku.game``, ``shared.catalog.manifest``) so the page
+cannot drift from the files."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from datetime import UTC, datetime
 
 from services.html import h, page, table, template
 from services.page_examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
-from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.manifest import PROFILE, SCOPE
-from shared.profile import (
+from shared.archive.profile import (
     RE_VALUES,
     REASON_DOCS,
     ROOT_PROPERTIES,
@@ -23,6 +21,8 @@ from shared.profile import (
     PropertyDoc,
     game_line,
 )
+from shared.catalog.manifest import PROFILE, SCOPE
+from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 
 EXAMPLE = GameRecord(
     game_id=uuid.UUID("00000000-0000-4000-8000-000000000001"),

@@ -14,7 +14,7 @@ from services.manifest_cache import Snapshot
 from services.page_database import render_database_page
 from services.page_profile import render_profile_page
 from services.public_urls import origin_of, vary
-from shared.http_conditions import EntityTag, Representation, strong_etag
+from shared.web.conditions import EntityTag, Representation, strong_etag
 
 HTML = "text/html; charset=utf-8"
 CSP = (

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
+from shared.catalog.torrent import piece_length
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from shared.storage.pieces import piece_hashes
-from shared.torrent import piece_length
 
 DEFAULT_PIECE_CACHE_BYTES = 16 * 1024 * 1024
 """About 800 files' hashes."""

@@ -1,11 +1,11 @@
-"""The request's side of ``shared.public_origin``: the origin absolute addresses use."""
+"""The request's side of ``shared.web.public_origin``: the origin absolute addresses use."""
 
 from __future__ import annotations
 
 from aiohttp import hdrs, web
 
 from services.keys import SETTINGS
-from shared.public_origin import RequestOrigin, public_origin
+from shared.web.public_origin import RequestOrigin, public_origin
 
 ORIGIN_VARY = "Host, X-Forwarded-Host, X-Forwarded-Proto"
 """What a body with absolute addresses depends on when PUBLIC_BASE_URL is unset."""

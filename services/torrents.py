@@ -16,13 +16,13 @@ from services.downloads import find_archive
 from services.errors import ApiError, ServiceUnavailable
 from services.keys import MIRROR_STORE, POOL, TORRENT_PIECES
 from services.public_urls import origin_of, vary
-from shared.archive_names import TORRENT_SUFFIX, attachment, download_url
+from shared.archive.names import TORRENT_SUFFIX, attachment, download_url
+from shared.catalog.manifest import PROFILE
+from shared.catalog.torrent import build_torrent
 from shared.db.archive_store import ArchiveRow
-from shared.http_conditions import Representation, strong_etag
 from shared.logs import get_logger
-from shared.manifest import PROFILE
 from shared.storage.chunks import ChunkReadError
-from shared.torrent import build_torrent
+from shared.web.conditions import Representation, strong_etag
 
 log = get_logger(__name__)
 

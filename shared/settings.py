@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from shared.archive.months import Month
+from shared.archive.profile import FIRST_PUBLISHED_MONTH
 from shared.errors import ConfigError, InvalidMonth
-from shared.months import Month
-from shared.profile import FIRST_PUBLISHED_MONTH
-from shared.public_origin import IPNetwork, parse_networks
+from shared.web.public_origin import IPNetwork, parse_networks
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gomoku_archive"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

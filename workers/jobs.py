@@ -2,7 +2,7 @@
 and log one ``export_job`` / ``plan_months_finished`` line per run.
 
 ``export_month`` outcomes:
-- ``published`` / ``unchanged`` / ``restored``: the export ran (see ``shared.export``);
+- ``published`` / ``unchanged`` / ``restored``: the export ran (see ``shared.archive.export``);
 - ``skipped``: the month is published already (normal jobs only), or another process holds the
   month's lock (normal jobs only: that process is building it);
 - ``retry``: a transient failure, or a forced rebuild waiting for the lock: ``arq.Retry`` with
@@ -25,11 +25,14 @@ from typing import Any
 import structlog
 from arq import Retry
 
-from shared import export as month_export
+from shared.archive import export as month_export
+from shared.archive.months import Month
 from shared.db import archive_store, locks, mirror_store
 from shared.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
-from shared.job_ids import export_job_id
-from shared.job_queue import (
+from shared.jobs.ids import export_job_id
+from shared.jobs.ops_view import RunningInfo
+from shared.jobs.planning import export_refusal, missing_months
+from shared.jobs.queue import (
     REDIS_ERRORS,
     clear_running,
     enqueue_export,
@@ -39,9 +42,6 @@ from shared.job_queue import (
     record_planner_run,
 )
 from shared.logs import get_logger
-from shared.months import Month
-from shared.ops_view import RunningInfo
-from shared.planning import export_refusal, missing_months
 from workers.context import (
     clock_of,
     mirror_of,

@@ -4,7 +4,7 @@
   limit inside; ``MAX_TRIES`` runs; results kept a day for operators) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
   set, ``scrub_mirror`` every Sunday at 03:30 UTC;
-- JSON job serialisation (``shared.job_queue``), a health-check record every 30 s;
+- JSON job serialisation (``shared.jobs.queue``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
 """
@@ -22,13 +22,13 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from shared.db.pool import create_pool
-from shared.job_ids import (
+from shared.jobs.ids import (
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
     SCRUB_CRON_NAME,
 )
-from shared.job_queue import QUEUE_NAME, deserialize, redis_settings, retire_worker, serialize
+from shared.jobs.queue import QUEUE_NAME, deserialize, redis_settings, retire_worker, serialize
 from shared.logs import get_logger
 from shared.settings import Settings
 from shared.storage.mirror import ArchiveMirror

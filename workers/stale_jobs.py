@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from shared.job_ids import export_month_of
+from shared.jobs.ids import export_month_of
 
 
 @dataclass
 class StaleJobTracker:
     """Remembers since when each running export's current run has been seen without its
     month's lock. A run is told apart from the job's next run by its token (see
-    ``shared.job_queue.running_exports``): a new run starts a new wait."""
+    ``shared.jobs.queue.running_exports``): a new run starts a new wait."""
 
     after_seconds: float
     token_tolerance: int = 100

@@ -13,8 +13,8 @@ from arq.connections import ArqRedis
 
 from shared.db import locks
 from shared.db.pool import Pool
-from shared.job_ids import export_month_of
-from shared.job_queue import (
+from shared.jobs.ids import export_month_of
+from shared.jobs.queue import (
     RUN_TOKEN_TOLERANCE_MS,
     announce_worker,
     release_stale_job,

@@ -1,6 +1,6 @@
 """The ``/ops/`` handlers: the dashboard, its JSON twin, sign-in and sign-out, and the "rebuild
 month" action. Each one authenticates, reads or enqueues, and answers; the decisions live in
-``shared.ops_view`` and ``services.ops.auth``."""
+``shared.jobs.ops_view`` and ``services.ops.auth``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,15 @@ from services.keys import POOL
 from services.ops import auth
 from services.ops.page import Dashboard, dashboard_page, login_page
 from services.ops.state import OPS, OpsState
+from shared.archive.months import Month
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
-from shared.job_queue import (
+from shared.jobs.ops_view import (
+    MonthStatus,
+    QueueSnapshot,
+    status_document,
+)
+from shared.jobs.planning import export_refusal
+from shared.jobs.queue import (
     REDIS_ANSWER_SECONDS,
     REDIS_ERRORS,
     enqueue_forced_export,
@@ -23,13 +30,6 @@ from shared.job_queue import (
     read_snapshot_within,
 )
 from shared.logs import get_logger
-from shared.months import Month
-from shared.ops_view import (
-    MonthStatus,
-    QueueSnapshot,
-    status_document,
-)
-from shared.planning import export_refusal
 
 log = get_logger("services.ops")
 

@@ -9,9 +9,9 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
+from shared.archive.months import Month
 from shared.errors import InvalidMonth
-from shared.months import Month
-from shared.ops_view import (
+from shared.jobs.ops_view import (
     JobOutcome,
     MirrorFacts,
     MonthStatus,
@@ -19,7 +19,7 @@ from shared.ops_view import (
     QueueSnapshot,
     parse_health_check,
 )
-from shared.planning import export_refusal
+from shared.jobs.planning import export_refusal
 
 _STYLE = """
 :root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fff; --muted: #5f6368; --line: #d9dce1;

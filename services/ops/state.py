@@ -11,7 +11,7 @@ from arq.connections import ArqRedis
 
 from services.ops.throttle import SignInThrottle
 from shared.errors import RedisUnavailable
-from shared.job_queue import REDIS_ANSWER_SECONDS, connect
+from shared.jobs.queue import REDIS_ANSWER_SECONDS, connect
 from shared.settings import Settings
 
 

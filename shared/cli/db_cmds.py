@@ -19,15 +19,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from shared.archive.export import ExportResult, export_month
+from shared.archive.months import Month
+from shared.catalog.manifest import build_manifest
 from shared.cli.runtime import database, load_settings, month_arg, print_json, run
 from shared.db import archive_store, source
 from shared.db.migrate import migrate
-from shared.demo_games import generate_months
+from shared.demo.games import generate_months
 from shared.errors import ArchiveError, InvalidMonth
-from shared.export import ExportResult, export_month
-from shared.manifest import build_manifest
-from shared.months import Month
-from shared.planning import export_refusal, missing_months
+from shared.jobs.planning import export_refusal, missing_months
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,7 +100,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise InvalidMonth(refusal)
     tty = sys.stdout.isatty()
     if tty:  # the bar and the one human line per month say what the export's log lines would
-        logging.getLogger("shared.export").setLevel(logging.WARNING)
+        logging.getLogger("shared.archive.export").setLevel(logging.WARNING)
 
     async def main() -> list[ExportResult]:
         async with database(settings, max_size=3) as pool:

@@ -14,10 +14,10 @@ from typing import BinaryIO, TextIO
 
 from shared.cli.sgf_files import open_sgf
 from shared.errors import ConfigError, UnreadableFile
-from shared.game import Termination
-from shared.game_records import FIELDS, WINNERS, GameFilter, csv_row, game_filter, record
-from shared.verify_game import check_line
-from shared.verify_report import Check
+from shared.gomoku.game import Termination
+from shared.verify.game import check_line
+from shared.verify.records import FIELDS, WINNERS, GameFilter, csv_row, game_filter, record
+from shared.verify.report import Check
 
 MAX_LINE_BYTES = 1024 * 1024
 """As ``verify``: no game of the profile comes near it, and a longer line is not read whole."""

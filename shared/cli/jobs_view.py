@@ -12,7 +12,13 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from shared.ops_view import JobOutcome, MonthStatus, QueuedJob, QueueSnapshot, parse_health_check
+from shared.jobs.ops_view import (
+    JobOutcome,
+    MonthStatus,
+    QueuedJob,
+    QueueSnapshot,
+    parse_health_check,
+)
 
 HEAD_INDENT = 2
 INDENT = 6

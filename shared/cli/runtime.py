@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from shared.archive.months import Month
 from shared.db.pool import CONNECTION_ERRORS, Pool, create_pool
 from shared.errors import ArchiveError, DatabaseUnavailable, InvalidMonth
 from shared.logs import configure_logging
-from shared.months import Month
 from shared.settings import Settings
 
 T = TypeVar("T")

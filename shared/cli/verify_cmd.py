@@ -1,6 +1,6 @@
 """``gomoku-archive verify ARCHIVE.sgf.gz [--sha256 FILE] [--json]``: what a downloader runs to
 check an archive against the ``gomoku-party-sgf-1`` profile. The checks live in
-``shared.verify``; this module only reads the files and prints the report.
+``shared.verify.archive``; this module only reads the files and prints the report.
 
 Exit status: 0 when every check holds, 1 when problems were found, 2 when a file cannot be read
 (argparse also exits 2 on bad usage).
@@ -19,8 +19,8 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from shared.cli.sgf_files import is_gzip
 from shared.errors import UnreadableFile
-from shared.verify import ArchiveVerifier
-from shared.verify_report import VerifyReport
+from shared.verify.archive import ArchiveVerifier
+from shared.verify.report import VerifyReport
 
 _READ_BLOCK = 1024 * 1024
 

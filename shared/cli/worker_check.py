@@ -1,5 +1,5 @@
 """``gomoku-archive worker --check``: exit 0 when this host's worker wrote its heartbeat recently
-(see ``shared.worker_liveness`` for why the check is per host), 1 with one line when it did not,
+(see ``shared.jobs.liveness`` for why the check is per host), 1 with one line when it did not,
 3 when Redis does not answer within a few seconds. A probe must never hang, so the whole check,
 connecting included, is bounded by ``CHECK_SECONDS``."""
 
@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 from shared.cli.runtime import load_settings, run
 from shared.errors import RedisUnavailable
-from shared.job_queue import queue_client, read_snapshot_within
-from shared.ops_view import WorkerSeen
+from shared.jobs.liveness import worker_liveness
+from shared.jobs.ops_view import WorkerSeen
+from shared.jobs.queue import queue_client, read_snapshot_within
 from shared.settings import mask_url
-from shared.worker_liveness import worker_liveness
 
 CHECK_SECONDS = 4.0
 

@@ -14,21 +14,21 @@ from shared.cli import jobs_view
 from shared.cli.runtime import database, load_settings, month_arg, print_json, run
 from shared.cli.worker_check import check_worker
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
-from shared.job_queue import (
+from shared.jobs.liveness import DEFAULT_MAX_AGE
+from shared.jobs.ops_view import (
+    MonthStatus,
+    QueueSnapshot,
+    status_document,
+)
+from shared.jobs.planning import export_refusal
+from shared.jobs.queue import (
     REDIS_ANSWER_SECONDS,
     enqueue_forced_export,
     queue_client,
     read_month_statuses,
     read_snapshot_within,
 )
-from shared.ops_view import (
-    MonthStatus,
-    QueueSnapshot,
-    status_document,
-)
-from shared.planning import export_refusal
 from shared.settings import mask_url
-from shared.worker_liveness import DEFAULT_MAX_AGE
 
 READ_SECONDS = 5.0
 

@@ -15,16 +15,16 @@ from typing import Literal
 
 import asyncpg
 
-from shared.archive_names import CHUNK_SIZE
-from shared.db.pool import Connection, transaction
-from shared.errors import IntegrityError
-from shared.manifest import (
+from shared.archive.names import CHUNK_SIZE
+from shared.catalog.manifest import (
     ALL_REASONS,
     ALL_TERMINATIONS,
     MonthSummary,
     PreviousFile,
     full_counts,
 )
+from shared.db.pool import Connection, transaction
+from shared.errors import IntegrityError
 
 ARCHIVES_CHANNEL = "gomoku_archives"
 """NOTIFY channel: the payload is the month whose published archive changed."""

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from shared.archive.months import Month
 from shared.db.pool import Connection
-from shared.months import Month
 
 _EXPORT_LOCK_CLASS = 0x4750  # "GP": the first key of the two-key advisory lock space
 

@@ -12,9 +12,9 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from shared.classify import Candidate
+from shared.archive.classify import Candidate
+from shared.archive.months import Month
 from shared.db.pool import Connection, transaction
-from shared.months import Month
 
 IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
 # Truncating to whole seconds keeps month membership (month edges are whole seconds) and gives

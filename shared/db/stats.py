@@ -1,6 +1,6 @@
-"""The archive tables summed up for the freshness metrics (``shared.freshness`` decides what the
-numbers mean). One small query, run by the API every few seconds in the background, never per
-request. Add a field to ``ArchiveStats`` and a column to the query for a new gauge."""
+"""The archive tables summed up for the freshness metrics (``shared.catalog.freshness`` decides
+what the numbers mean). One small query, run by the API every few seconds in the background,
+never per request. Add a field to ``ArchiveStats`` and a column to the query for a new gauge."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What ``gomoku-archive demo`` starts and stops: a PostgreSQL and a Redis server of its own
-(``postgres_server``, ``redis_server``) and the service's processes (``processes``). The
-README's demo section says what the demo does and why these servers."""
+"""The demo: realistic game rows (``games``, ``player``, ``defects``), the bundled example
+archive (``examples``), and what ``gomoku-archive demo`` starts and stops: a PostgreSQL and a
+Redis server of its own and the service's processes. The README's demo section has more."""
 
 from shared.errors import ArchiveError
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncpg
 
+from shared.archive.months import Month
 from shared.db import source
 from shared.db.migrate import migrate
 from shared.db.pool import CONNECTION_ERRORS, create_pool
 from shared.demo import DemoFailed
-from shared.months import Month
 
 
 async def create_database(maintenance_url: str, name: str) -> bool:

@@ -16,12 +16,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from shared.archive.months import Month, closed_months
 from shared.demo import DemoFailed
 from shared.demo.database import contiguous_runs, create_database, prepare
 from shared.demo.postgres_server import EmbeddedPostgres, start_postgres, stop_postgres
 from shared.demo.processes import ServiceProcess, run_step, start_service, stop_services
 from shared.demo.redis_server import EmbeddedRedis, start_redis
-from shared.months import Month, closed_months
 from shared.settings import Settings
 
 DATABASE_NAME = "gomoku_archive"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from shared.archive_names import CHUNK_SIZE
+from shared.archive.names import CHUNK_SIZE
 from shared.db import archive_store
 from shared.db.pool import Pool
 

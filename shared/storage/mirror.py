@@ -14,7 +14,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from shared.archive_names import (
+from shared.archive.names import (
     ARCHIVE_CONTENT_TYPE,
     CHECKSUM_CONTENT_TYPE,
     CHECKSUM_SUFFIX,

@@ -10,9 +10,9 @@ from typing import Any
 
 import asyncpg
 
+from shared.archive.months import Month
 from shared.db import source
-from shared.demo_games import generate_month
-from shared.months import Month
+from shared.demo.games import generate_month
 
 TEMPLATE_GAMES = 2000
 """Valid games played by the demo player for the template (the rest are copies of them)."""

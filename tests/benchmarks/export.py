@@ -24,12 +24,12 @@ from typing import Any
 
 import asyncpg
 
-from shared.classify import Candidate, classify
+from shared.archive.classify import Candidate, classify
+from shared.archive.months import Month
+from shared.archive.profile import game_line
 from shared.db import source
-from shared.game import Reason
-from shared.months import Month
-from shared.profile import game_line
-from shared.replay import coerce_moves
+from shared.gomoku.game import Reason
+from shared.gomoku.replay import coerce_moves
 
 from .data import seed_month
 from .figures import Figure, Size, bounded
@@ -279,8 +279,8 @@ def _in_process_export(dsn: str, *, bar: bool) -> float:
         "from rich.console import Console\n"
         "from shared.cli.db_cmds import _Bar\n"
         "from shared.db.pool import pool_from\n"
-        "from shared.export import export_month\n"
-        "from shared.months import Month\n"
+        "from shared.archive.export import export_month\n"
+        "from shared.archive.months import Month\n"
         "async def main():\n"
         "    async with pool_from(sys.argv[1], max_size=3) as pool:\n"
         "        console = Console(file=io.StringIO(), force_terminal=True)\n"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from sgfmill import sgf_grammar
 
+from shared.archive.months import Month
 from shared.db.pool import pool_from
-from shared.months import Month
 from shared.sgf import parse
 from shared.storage.chunks import iter_archive
 

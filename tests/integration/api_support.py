@@ -23,14 +23,14 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from shared.archive_names import CHUNK_SIZE, archive_file_name
+from shared.archive.export import export_month
+from shared.archive.months import Month
+from shared.archive.names import CHUNK_SIZE, archive_file_name
+from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS
 from shared.db import archive_store, source
 from shared.db.archive_store import ArchiveRow, BuiltFile, Counts
 from shared.db.pool import Pool
-from shared.demo_games import generate_month
-from shared.export import export_month
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS
-from shared.months import Month
+from shared.demo.games import generate_month
 from shared.settings import Settings
 
 Client = TestClient[web.Request, web.Application]

@@ -20,10 +20,10 @@ import pytest
 import redis
 from playwright.async_api import Browser, async_playwright
 
+from shared.archive.months import Month
 from shared.db.migrate import migrate
 from shared.db.pool import Pool, create_pool
 from shared.db.source import create_reference_table
-from shared.months import Month
 from shared.settings import Settings
 
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")

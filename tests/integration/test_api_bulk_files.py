@@ -14,10 +14,10 @@ from pathlib import Path
 import feedparser
 import pytest
 
+from shared.archive.months import Month
 from shared.db.pool import Pool
-from shared.months import Month
-from shared.public_origin import parse_networks
 from shared.settings import Settings
+from shared.web.public_origin import parse_networks
 from tests.integration.api_support import (
     ROOT,
     Client,

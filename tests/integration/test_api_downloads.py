@@ -16,13 +16,13 @@ import pytest
 from yarl import URL
 
 from services.keys import DOWNLOAD_CACHE
-from shared.archive_names import CHUNK_SIZE
+from shared.archive.months import Month
+from shared.archive.names import CHUNK_SIZE
 from shared.db import archive_store
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
-from shared.http_conditions import format_http_date
-from shared.months import Month
 from shared.settings import Settings
+from shared.web.conditions import format_http_date
 from tests.integration.api_support import (
     Client,
     app_of,

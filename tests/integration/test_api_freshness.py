@@ -16,11 +16,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.freshness import FreshnessRefresher
 from services.metrics import Metrics
+from shared.archive.months import Month
 from shared.db import archive_store
 from shared.db.pool import Pool
 from shared.db.stats import read_archive_stats
-from shared.job_queue import connect
-from shared.months import Month
+from shared.jobs.queue import connect
 from shared.settings import Settings
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port

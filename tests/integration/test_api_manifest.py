@@ -12,10 +12,10 @@ import aiohttp
 import pytest
 
 from services.keys import MANIFEST, METRICS
+from shared.archive.months import Month
+from shared.catalog.manifest import build_manifest
 from shared.db import archive_store
 from shared.db.pool import Pool
-from shared.manifest import build_manifest
-from shared.months import Month
 from tests.integration.api_support import (
     Client,
     app_of,

@@ -17,7 +17,7 @@ import pytest
 
 from services import downloads
 from services.keys import METRICS, POOL
-from shared.archive_names import CHUNK_SIZE
+from shared.archive.names import CHUNK_SIZE
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from tests.integration.api_support import (

@@ -13,9 +13,9 @@ import pytest
 import torf
 
 from services.keys import TORRENT_PIECES
+from shared.archive.months import Month
 from shared.db import mirror_store
 from shared.db.pool import Pool
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.api_support import (
     Client,

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from shared.months import Month, closed_months
+from shared.archive.months import Month, closed_months
 from tests.integration.conftest import free_port
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from services.keys import DOWNLOAD_CACHE
-from shared.archive_names import CHUNK_SIZE
+from shared.archive.names import CHUNK_SIZE
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from shared.settings import Settings

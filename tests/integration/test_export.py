@@ -9,13 +9,13 @@ from datetime import timedelta
 
 import pytest
 
-from shared.archive_names import CHUNK_SIZE, archive_file_name
+from shared.archive.export import export_month
+from shared.archive.months import Month
+from shared.archive.names import CHUNK_SIZE, archive_file_name
+from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS, build_manifest
 from shared.db import archive_store, source
 from shared.db.pool import Pool
-from shared.export import export_month
-from shared.game import Reason, Termination
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS, build_manifest
-from shared.months import Month
+from shared.gomoku.game import Reason, Termination
 from shared.storage.chunks import iter_archive
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import FIVE_MOVES, game_row, utc
@@ -184,7 +184,7 @@ async def test_zero_game_month_is_published_without_a_file(pool: Pool) -> None:
 
 
 async def test_chunks_are_exactly_256_kib_and_bytes_check_out(pool: Pool) -> None:
-    from shared.demo_games import generate_month
+    from shared.demo.games import generate_month
 
     rows = [
         tuple(getattr(g, c) for c in source.INSERT_COLUMNS)

@@ -17,13 +17,13 @@ from arq import Retry
 
 from services.freshness import FreshnessRefresher
 from services.metrics import Metrics
-from shared.archive_names import checksum_line
+from shared.archive.months import Month
+from shared.archive.names import checksum_line
 from shared.db import archive_store, mirror_store
 from shared.db.archive_store import ArchiveRow
 from shared.db.pool import Pool
 from shared.errors import MirrorFailed
-from shared.job_queue import read_snapshot
-from shared.months import Month
+from shared.jobs.queue import read_snapshot
 from shared.settings import Settings
 from shared.storage.mirror import ArchiveMirror
 from shared.storage.s3 import S3Store

@@ -8,9 +8,9 @@ from aiohttp.test_utils import TestServer
 from playwright.async_api import Browser
 
 from services.app import create_app
+from shared.archive.export import export_month
+from shared.archive.months import Month
 from shared.db.pool import Pool
-from shared.export import export_month
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.api_support import ARTIFACTS
 from tests.integration.worker_support import seed_month

@@ -17,8 +17,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from services.app import create_app
 from shared.db.pool import Pool
-from shared.job_queue import connect, read_snapshot
-from shared.ops_view import QueuedJob
+from shared.jobs.ops_view import QueuedJob
+from shared.jobs.queue import connect, read_snapshot
 from shared.settings import Settings
 
 Client = TestClient[web.Request, web.Application]

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize
 
+from shared.archive.months import Month
+from shared.archive.profile import ROOT_PROPERTIES
 from shared.db.pool import Pool
-from shared.game import Reason, Termination
-from shared.months import Month
-from shared.profile import ROOT_PROPERTIES
+from shared.gomoku.game import Reason, Termination
 from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month, serving
 
 pytestmark = pytest.mark.browser

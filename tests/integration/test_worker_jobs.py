@@ -12,11 +12,11 @@ import structlog
 from arq import Retry
 from arq.constants import result_key_prefix
 
+from shared.archive.months import Month
 from shared.db import archive_store
 from shared.db.pool import Pool, create_pool
 from shared.errors import ExportFailed, InvalidMonth
-from shared.job_queue import enqueue_export, enqueue_forced_export, read_snapshot
-from shared.months import Month
+from shared.jobs.queue import enqueue_export, enqueue_forced_export, read_snapshot
 from shared.settings import Settings
 from tests.integration.worker_support import close_context, job_context, seed_month
 from workers.jobs import export_month, plan_months

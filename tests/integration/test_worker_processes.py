@@ -11,8 +11,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from shared.job_queue import connect, read_snapshot
-from shared.months import Month
+from shared.archive.months import Month
+from shared.jobs.queue import connect, read_snapshot
 from tests.integration.conftest import flushed_redis
 from tests.integration.worker_support import (
     WorkerProcess,

@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 
 import asyncpg
 
+from shared.archive.months import Month
 from shared.db import source
 from shared.db.pool import Pool
-from shared.demo_games import SourceGame, generate_month
-from shared.job_queue import connect
-from shared.months import Month
+from shared.demo.games import SourceGame, generate_month
+from shared.jobs.queue import connect
 from shared.settings import Settings
 from workers import context
 

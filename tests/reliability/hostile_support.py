@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.archive_stream import GZIP_HEADER
+from shared.archive.stream import GZIP_HEADER
 
 PEAK_MARK = "peak-rss-kib:"
 _WRAPPER = f"""

@@ -21,10 +21,10 @@ import asyncpg
 import pytest
 import redis
 
+from shared.archive.export import export_month
+from shared.archive.months import Month
 from shared.db import archive_store
 from shared.db.pool import Pool
-from shared.export import export_month
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.api_support import publish_bytes, random_bytes
 from tests.integration.worker_support import (

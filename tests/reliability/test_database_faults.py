@@ -18,8 +18,8 @@ import asyncpg
 import pytest
 from arq import Retry
 
+from shared.archive.months import Month
 from shared.db.pool import Pool
-from shared.months import Month
 from shared.settings import Settings
 from tests.integration.api_support import publish_bytes, random_bytes, running_server
 from tests.integration.worker_support import (

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.archive_stream import ArchiveStream
-from shared.examples import bundled_archive_path
+from shared.archive.stream import ArchiveStream
+from shared.demo.examples import bundled_archive_path
 from shared.sgf import SgfParseError, check_sgf, parse
-from shared.verify import ArchiveVerifier
-from shared.verify_report import VerifyReport
+from shared.verify.archive import ArchiveVerifier
+from shared.verify.report import VerifyReport
 from tests.reliability.hostile_support import run_cli
 
 ARCHIVE = bundled_archive_path().read_bytes()

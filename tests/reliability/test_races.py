@@ -13,7 +13,7 @@ import pytest
 from arq.constants import in_progress_key_prefix
 
 from shared.db.pool import Pool
-from shared.job_queue import connect
+from shared.jobs.queue import connect
 from shared.settings import Settings
 from tests.integration.conftest import flushed_redis, private_redis
 from tests.integration.worker_support import (

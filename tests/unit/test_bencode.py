@@ -1,6 +1,6 @@
 import pytest
 
-from shared.bencode import Bencodable, bencode
+from shared.catalog.bencode import Bencodable, bencode
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,17 @@ ROOT = Path(__file__).resolve().parents[2]
 IO_EDGES = (
     "shared.settings",
     "shared.logs",
-    "shared.export",
-    "shared.job_queue",
+    "shared.archive.export",
+    "shared.jobs.queue",
     "shared.storage",  # PostgreSQL chunks and the S3 mirror
     "shared.db",
     "shared.cli",
-    "shared.demo",  # the demo's servers and processes; not the pure shared.demo_* modules
+    # the demo's servers and processes; its games, player, defects and examples are pure
+    "shared.demo.database",
+    "shared.demo.postgres_server",
+    "shared.demo.redis_server",
+    "shared.demo.processes",
+    "shared.demo.run",
 )
 BANNED_IN_PURE = (
     "asyncpg",
@@ -93,4 +98,4 @@ def test_shared_never_imports_services_or_workers_at_module_level() -> None:
 
 def test_the_list_of_pure_modules_is_not_empty() -> None:
     names = {module_name(p) for p in PURE_MODULES}
-    assert {"shared.game", "shared.months", "shared.manifest"} <= names
+    assert {"shared.gomoku.game", "shared.archive.months", "shared.catalog.manifest"} <= names

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 import feedparser
 
-from shared.archive_names import archive_file_name
-from shared.atom_feed import build_feed
-from shared.bulk_lists import sha256sums, url_list
-from shared.manifest import MonthSummary, PreviousFile, build_manifest
-from shared.months import Month
+from shared.archive.months import Month
+from shared.archive.names import archive_file_name
+from shared.catalog.bulk_lists import sha256sums, url_list
+from shared.catalog.feed import build_feed
+from shared.catalog.manifest import MonthSummary, PreviousFile, build_manifest
 
 NEW, OLD, AUG = "c" * 64, "d" * 64, "e" * 64
 

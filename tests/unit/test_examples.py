@@ -1,12 +1,13 @@
 """The bundled example archive is exactly what the generator, the writer and the stream produce
-today, and it passes the verifier. Regenerate it with ``python -m shared.examples``."""
+today, and it passes the verifier. Regenerate it with ``python -m shared.demo.examples``."""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC
 
-from shared.examples import (
+from shared.archive.profile import order_key
+from shared.demo.examples import (
     EXAMPLE_GAMES,
     EXAMPLE_MONTH,
     EXAMPLES_DIR,
@@ -14,10 +15,9 @@ from shared.examples import (
     example_archive,
     example_records,
 )
-from shared.game import Termination
-from shared.profile import order_key
-from shared.replay import replay
-from shared.verify import ArchiveVerifier
+from shared.gomoku.game import Termination
+from shared.gomoku.replay import replay
+from shared.verify.archive import ArchiveVerifier
 
 
 def test_the_committed_archive_is_byte_identical_to_a_rebuild() -> None:

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.freshness import Freshness, compute_freshness, latest_export_failed
-from shared.months import Month
+from shared.archive.months import Month
+from shared.catalog.freshness import Freshness, compute_freshness, latest_export_failed
 
 FIRST = Month(2026, 8)
 T = datetime(2026, 11, 1, tzinfo=UTC)

@@ -16,7 +16,7 @@ import pytest
 
 from shared.cli.games_cmd import write_games
 from shared.cli.main import main
-from shared.game_records import GameFilter, game_filter, parse_instant
+from shared.verify.records import GameFilter, game_filter, parse_instant
 from tests.unit.test_verify import GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()

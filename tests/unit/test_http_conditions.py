@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.http_conditions import (
+from shared.web.conditions import (
     ANY,
     ByteRangeSpec,
     Decision,

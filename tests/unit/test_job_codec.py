@@ -1,11 +1,11 @@
-"""The JSON codec jobs and results travel in (pure functions of shared.job_queue)."""
+"""The JSON codec jobs and results travel in (pure functions of shared.jobs.queue)."""
 
 from datetime import UTC, datetime
 
 import pytest
 
 from shared.errors import ExportFailed
-from shared.job_queue import deserialize, serialize
+from shared.jobs.queue import deserialize, serialize
 
 
 def test_jobs_round_trip_as_json() -> None:

@@ -2,7 +2,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from shared.job_ids import (
+from shared.archive.months import Month
+from shared.jobs.ids import (
     JobRef,
     export_job_id,
     export_month_of,
@@ -10,7 +11,6 @@ from shared.job_ids import (
     mirror_job_id,
     parse_job_id,
 )
-from shared.months import Month
 
 AUG = Month(2026, 8)
 

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
+from shared.archive.months import Month
 from shared.cli.jobs_view import render
-from shared.months import Month
-from shared.ops_view import (
+from shared.jobs.ops_view import (
     JobOutcome,
     QueuedJob,
     QueueSnapshot,

@@ -3,15 +3,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.archive_names import archive_file_name, checksum_line, is_archive_name
-from shared.manifest import (
+from shared.archive.months import Month
+from shared.archive.names import archive_file_name, checksum_line, is_archive_name
+from shared.catalog.manifest import (
     ALL_REASONS,
     ALL_TERMINATIONS,
     MonthSummary,
     PreviousFile,
     build_manifest,
 )
-from shared.months import Month
 
 SHA = "0123456789abcdef" + "f" * 48
 

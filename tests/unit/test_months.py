@@ -2,9 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.archive.months import Month, closed_months
 from shared.errors import InvalidMonth
-from shared.months import Month, closed_months
-from shared.planning import missing_months
+from shared.jobs.planning import missing_months
 
 
 @pytest.mark.parametrize(

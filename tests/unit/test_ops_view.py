@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.months import Month
-from shared.ops_view import (
+from shared.archive.months import Month
+from shared.jobs.ops_view import (
     JobOutcome,
     MonthState,
     QueuedJob,
@@ -14,7 +14,7 @@ from shared.ops_view import (
     parse_health_check,
     status_document,
 )
-from shared.planning import export_refusal
+from shared.jobs.planning import export_refusal
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 FIRST = Month(2026, 8)

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.game import Color, Move, Reason, Result, Termination
-from shared.profile import (
+from shared.archive.profile import (
     PROFILE_ID,
     RE_BY_OUTCOME,
     RE_VALUES,
@@ -27,6 +26,7 @@ from shared.profile import (
     order_key,
     re_value,
 )
+from shared.gomoku.game import Color, Move, Reason, Result, Termination
 
 # Copied verbatim from the profile text (/work/shared/seeds/003_9e1b14dd58351a44.txt).
 SEED_EXAMPLE = (

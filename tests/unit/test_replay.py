@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.replay import Verdict, coerce_moves, replay, replay_raw
+from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
+from shared.gomoku.replay import Verdict, coerce_moves, replay, replay_raw
 
 B, W = Color.BLACK, Color.WHITE
 BW, WW, DRAW = Result.BLACK_WIN, Result.WHITE_WIN, Result.DRAW

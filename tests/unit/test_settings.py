@@ -1,7 +1,7 @@
 import pytest
 
+from shared.archive.months import Month
 from shared.errors import ConfigError
-from shared.months import Month
 from shared.settings import Settings
 
 

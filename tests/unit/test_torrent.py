@@ -4,7 +4,7 @@ import io
 import pytest
 import torf
 
-from shared.torrent import build_torrent, piece_count, piece_length
+from shared.catalog.torrent import build_torrent, piece_count, piece_length
 
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
 

@@ -10,17 +10,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.archive_names import archive_file_name, checksum_line
-from shared.archive_stream import ArchiveStream
-from shared.game import Color, Move, Result, Termination
-from shared.months import Month
-from shared.profile import (
+from shared.archive.months import Month
+from shared.archive.names import archive_file_name, checksum_line
+from shared.archive.profile import (
     ROOT_PROPERTIES,
     GameRecord,
     game_line,
 )
-from shared.verify import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
-from shared.verify_game import VALUE_FORMATS
+from shared.archive.stream import ArchiveStream
+from shared.gomoku.game import Color, Move, Result, Termination
+from shared.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
+from shared.verify.game import VALUE_FORMATS
 
 B, W = Color.BLACK, Color.WHITE
 

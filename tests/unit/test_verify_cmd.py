@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.archive_stream import ArchiveStream
+from shared.archive.stream import ArchiveStream
 from shared.cli import main as cli
-from shared.examples import example_archive
+from shared.demo.examples import example_archive
 
 EXAMPLE = example_archive()
 TEXT = gzip.decompress(EXAMPLE.data).decode()

@@ -5,15 +5,15 @@ and it accepts the lines the exporter writes."""
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared.demo.examples import EXAMPLES_DIR
 from shared.sgf import SgfParseError, parse
-from shared.verify_game import check_game, check_line_fast
+from shared.verify.game import check_game, check_line_fast
 
-EXAMPLE = next((Path(__file__).parents[2] / "shared" / "examples").glob("*.sgf.gz"))
+EXAMPLE = next(EXAMPLES_DIR.glob("*.sgf.gz"))
 LINES = gzip.decompress(EXAMPLE.read_bytes()).decode().splitlines()
 
 

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 
 from services.manifest_cache import render
-from shared.manifest import MonthSummary, build_manifest
+from shared.catalog.manifest import MonthSummary, build_manifest
 
 
 def document(games: int) -> dict[str, object]:

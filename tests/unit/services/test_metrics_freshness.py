@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.metrics import Metrics
-from shared.freshness import Freshness
+from shared.catalog.freshness import Freshness
 
 
 def values(metrics: Metrics) -> dict[str, float]:

@@ -2,8 +2,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from services.ops.page import Dashboard, dashboard_page, login_page
-from shared.months import Month
-from shared.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
+from shared.archive.months import Month
+from shared.jobs.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
 from tests.unit.test_ops_view import Mirror, published
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ from pathlib import Path
 from services.page_database import render_database_page
 from services.page_examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from services.page_profile import render_profile_page
-from shared.manifest import build_manifest
+from shared.catalog.manifest import build_manifest
 
 
 def test_the_readme_shows_the_same_examples() -> None:

@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 
 from services.page_database import render_database_page
 from services.page_profile import example_line, render_profile_page
-from shared.game import Reason, Termination
-from shared.manifest import MonthSummary, build_manifest
-from shared.profile import RE_VALUES, ROOT_PROPERTIES
+from shared.archive.profile import RE_VALUES, ROOT_PROPERTIES
+from shared.catalog.manifest import MonthSummary, build_manifest
+from shared.gomoku.game import Reason, Termination
 
 SPEC_EXAMPLE = (
     "(;FF[4]GM[4]CA[UTF-8]AP[GomokuParty:1.0]SZ[15]RU[Gomoku Freestyle]"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.archive_names import CHUNK_SIZE
+from shared.archive.names import CHUNK_SIZE
 from shared.storage.chunks import ChunkSpan
 
 C = CHUNK_SIZE

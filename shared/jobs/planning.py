@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from shared.months import Month, closed_months
+from shared.archive.months import Month, closed_months
 
 
 def export_refusal(month: Month, *, first: Month, now: datetime) -> str | None:

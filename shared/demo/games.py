@@ -1,7 +1,7 @@
 """Realistic, reproducible demo rows for the game server's ``games`` table (``seed-demo``).
 
 Each closed month gets exactly the requested number of valid ranked freestyle games, really
-played by the heuristic in ``shared.demo_player``, plus about 20% out-of-scope rows (other
+played by the heuristic in ``shared.demo.player``, plus about 20% out-of-scope rows (other
 modes, unrated, other rulesets, games still in progress) and a set of broken in-scope rows that
 covers every exclusion reason, each labelled with the reason the export must give it. Pure: no
 I/O; the CLI inserts the rows.
@@ -18,10 +18,10 @@ from enum import Enum
 from functools import partial
 from statistics import NormalDist
 
-from shared.demo_defects import DEFECTS, Recipe, moves_json
-from shared.demo_player import PlayedGame, fill_board_without_five, play_game
-from shared.game import BOARD_SIZE, Color, Reason, Result, Termination
-from shared.months import Month
+from shared.archive.months import Month
+from shared.demo.defects import DEFECTS, Recipe, moves_json
+from shared.demo.player import PlayedGame, fill_board_without_five, play_game
+from shared.gomoku.game import BOARD_SIZE, Color, Reason, Result, Termination
 
 SCOPE_MODE = "RANKED"
 SCOPE_RULESET = "FREESTYLE"

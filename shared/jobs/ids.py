@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from shared.archive.months import Month
 from shared.errors import InvalidMonth
-from shared.months import Month
 
 EXPORT_FUNCTION = "export_month"
 MIRROR_FUNCTION = "mirror_archive"

@@ -11,8 +11,8 @@
 * the text: UTF-8 without a byte-order mark, one game tree per LF-terminated line (no CR, no
   blank line, nothing around the tree);
 * each game: the profile's root properties present, in order and well formed (see
-  ``shared.profile.ROOT_PROPERTIES``), no variation, comment, setup stone or pass, one move per
-  node, a legal replay whose ending agrees with RE and XER;
+  ``shared.archive.profile.ROOT_PROPERTIES``), no variation, comment, setup stone or pass, one
+  move per node, a legal replay whose ending agrees with RE and XER;
 * the archive: games strictly increasing by (XET, GN), no GN twice.
 
 Memory is bounded: the input is decompressed in blocks, a line longer than ``MAX_LINE_BYTES``
@@ -35,14 +35,14 @@ import uuid
 import zlib
 from array import array
 
-from shared.archive_names import ARCHIVE_NAME_PREFIX, ARCHIVE_SUFFIX, NAME_HASH_LENGTH
-from shared.archive_stream import GZIP_HEADER
+from shared.archive.months import Month
+from shared.archive.names import ARCHIVE_NAME_PREFIX, ARCHIVE_SUFFIX, NAME_HASH_LENGTH
+from shared.archive.stream import GZIP_HEADER
 from shared.errors import InvalidMonth
-from shared.game import Termination
-from shared.months import Month
+from shared.gomoku.game import Termination
 from shared.sgf import SgfParseError, parse
-from shared.verify_game import GameFacts, check_game, check_line_fast
-from shared.verify_report import Check, ChecksumStatus, Problem, VerifyReport
+from shared.verify.game import GameFacts, check_game, check_line_fast
+from shared.verify.report import Check, ChecksumStatus, Problem, VerifyReport
 
 MAX_LINE_BYTES = 1024 * 1024
 """Longest accepted game line; a 225-move game is under 2 KiB."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from shared.months import Month
+from shared.archive.months import Month
 
 CHUNK_SIZE = 262_144
 """Archive bytes are stored (and served) in chunks of exactly 256 KiB; the last may be shorter."""

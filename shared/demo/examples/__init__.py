@@ -4,7 +4,7 @@
 records into archive bytes exactly as the export does (profile lines in ``order_key`` order
 through ``ArchiveStream``). The committed files beside this module are that output;
 ``tests/unit/test_examples.py`` rebuilds them and fails if a single byte differs, and
-``python -m shared.examples`` rewrites them after a deliberate change.
+``python -m shared.demo.examples`` rewrites them after a deliberate change.
 
 The games are made up by a seeded random player, not taken from real players. Self-contained on
 purpose: a change to the demo data elsewhere must not move this golden file.
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from shared.archive_names import archive_file_name, checksum_line
-from shared.archive_stream import ArchiveStream
-from shared.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
-from shared.months import Month
-from shared.profile import GameRecord, game_line, order_key
-from shared.replay import replay
+from shared.archive.months import Month
+from shared.archive.names import archive_file_name, checksum_line
+from shared.archive.profile import GameRecord, game_line, order_key
+from shared.archive.stream import ArchiveStream
+from shared.gomoku.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
+from shared.gomoku.replay import replay
 
 EXAMPLE_MONTH = Month(2026, 8)
 EXAMPLE_GAMES = 200

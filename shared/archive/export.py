@@ -15,18 +15,18 @@ from typing import Literal, Protocol
 
 import asyncpg
 
-from shared.archive_names import CHUNK_SIZE, archive_file_name
-from shared.archive_stream import ArchiveStream
-from shared.classify import classify
+from shared.archive.classify import classify
+from shared.archive.months import Month
+from shared.archive.names import CHUNK_SIZE, archive_file_name
+from shared.archive.profile import game_line, order_key
+from shared.archive.stream import ArchiveStream
+from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS
 from shared.db import archive_store, locks, source
 from shared.db.archive_store import ArchiveRow, BuiltFile, Counts
 from shared.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
 from shared.errors import DatabaseConnectionLost, ExportFailed, ExportLocked, ExportTimeout
-from shared.game import Reason
+from shared.gomoku.game import Reason
 from shared.logs import get_logger
-from shared.manifest import ALL_REASONS, ALL_TERMINATIONS
-from shared.months import Month
-from shared.profile import game_line, order_key
 
 log = get_logger(__name__)
 

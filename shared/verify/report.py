@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from shared.profile import PROFILE_ID
+from shared.archive.profile import PROFILE_ID
 
 
 class Check(StrEnum):

@@ -45,7 +45,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from shared.game import BOARD_LETTERS, BOARD_SIZE, POINTS, Color, Move, Reason, Result, Termination
+from shared.gomoku.game import (
+    BOARD_LETTERS,
+    BOARD_SIZE,
+    POINTS,
+    Color,
+    Move,
+    Reason,
+    Result,
+    Termination,
+)
 
 _COLOUR_CODES = ("B", "W")
 _REPLAY_LIMIT = POINTS + 1

@@ -1,5 +1,5 @@
 """``gomoku-archive games``' view of one checked game: a flat record (JSON lines or CSV) and the
-filters a downloader asks for. Pure: it reads ``GameFacts`` that ``shared.verify_game`` made."""
+filters a downloader asks for. Pure: it reads ``GameFacts`` that ``shared.verify.game`` made."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from shared.game import Result
-from shared.verify_game import GameFacts
+from shared.gomoku.game import Result
+from shared.verify.game import GameFacts
 
 WINNERS: dict[Result, str] = {
     Result.BLACK_WIN: "black",

@@ -12,11 +12,11 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from shared.demo_player import fill_board_without_five
-from shared.game import BOARD_SIZE, POINTS, Color, Reason, Result, Termination
+from shared.demo.player import fill_board_without_five
+from shared.gomoku.game import BOARD_SIZE, POINTS, Color, Reason, Result, Termination
 
 if TYPE_CHECKING:
-    from shared.demo_games import SourceGame
+    from shared.demo.games import SourceGame
 
 
 class RowSource(Protocol):

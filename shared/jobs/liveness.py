@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from shared.ops_view import WorkerSeen
+from shared.jobs.ops_view import WorkerSeen
 
 DEFAULT_MAX_AGE = timedelta(seconds=60)
 """Well above the watchdog's beat (10 s by default) and its key's lifetime (3 beats + 5 s)."""

@@ -1,4 +1,4 @@
-"""Rewrite the bundled example archive and its checksum file: ``python -m shared.examples``.
+"""Rewrite the bundled example archive and its checksum file: ``python -m shared.demo.examples``.
 
 Run it only after a deliberate change to the profile, the stream or the generator; the golden
 test then needs the new digest too. Old example archives in this folder are removed.
@@ -6,7 +6,7 @@ test then needs the new digest too. Old example archives in this folder are remo
 
 from __future__ import annotations
 
-from shared.examples import EXAMPLES_DIR, example_archive
+from shared.demo.examples import EXAMPLES_DIR, example_archive
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from shared.game import BOARD_LETTERS, BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.months import Month
+from shared.archive.months import Month
+from shared.gomoku.game import BOARD_LETTERS, BOARD_SIZE, Color, Move, Reason, Result, Termination
 
 PROFILE_ID = "gomoku-party-sgf-1"
 FIRST_PUBLISHED_MONTH = Month(2026, 8)

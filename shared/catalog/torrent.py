@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.archive_names import CHUNK_SIZE
-from shared.bencode import Bencodable, bencode
+from shared.archive.names import CHUNK_SIZE
+from shared.catalog.bencode import Bencodable, bencode
 
 MIN_PIECE_LENGTH = CHUNK_SIZE
 """256 KiB: a piece is then always whole stored chunks."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from shared.archive_names import checksum_line
+from shared.archive.names import checksum_line
 
 
 def current_files(document: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

@@ -1,7 +1,7 @@
 """What operators see: the state of every month and of the job queue, decided from archive rows,
 a snapshot of arq's Redis keys and the month locks held in PostgreSQL.
 
-Pure: the ``/ops/`` dashboard and ``gomoku-archive jobs`` read the data (``shared.job_queue``,
+Pure: the ``/ops/`` dashboard and ``gomoku-archive jobs`` read the data (``shared.jobs.queue``,
 ``shared.db``) and hand it here, so both show the same states and the same JSON document.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from shared.job_ids import export_month_of, parse_job_id
-from shared.months import Month, closed_months
+from shared.archive.months import Month, closed_months
+from shared.jobs.ids import export_month_of, parse_job_id
 
 MonthState = Literal["missing", "queued", "building", "published", "failed"]
 """One word per month, in the order an operator cares about: a build under way outranks a queued

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from shared.months import Month, closed_months
+from shared.archive.months import Month, closed_months
 
 
 class MonthFacts(Protocol):

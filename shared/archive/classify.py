@@ -1,7 +1,7 @@
 """Decide what happens to one candidate row: published as a GameRecord, or excluded with one
-reason. Reasons are checked in the documented order (``shared.game.Reason``): the row's status
-first, then the replay engine's verdict. Pure: a bad row of any shape gives a reason, never an
-exception."""
+reason. Reasons are checked in the documented order (``shared.gomoku.game.Reason``): the row's
+status first, then the replay engine's verdict. Pure: a bad row of any shape gives a reason,
+never an exception."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from shared.game import BOARD_SIZE, Reason, Result, Termination
-from shared.profile import GameRecord
-from shared.replay import parse_moves, replay
+from shared.archive.profile import GameRecord
+from shared.gomoku.game import BOARD_SIZE, Reason, Result, Termination
+from shared.gomoku.replay import parse_moves, replay
 
 _RESULTS = {r.value: r for r in Result}
 _TERMINATIONS = {t.value: t for t in Termination}

@@ -37,10 +37,11 @@ from arq.jobs import (
     serialize_job,
 )
 
+from shared.archive.months import Month, closed_months
 from shared.db import archive_store, locks
 from shared.db.pool import DATABASE_ERRORS, Pool
 from shared.errors import DatabaseUnavailable, RedisUnavailable
-from shared.job_ids import (
+from shared.jobs.ids import (
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     export_job_id,
@@ -48,8 +49,7 @@ from shared.job_ids import (
     forced_export_prefix,
     mirror_job_id,
 )
-from shared.months import Month, closed_months
-from shared.ops_view import (
+from shared.jobs.ops_view import (
     JobOutcome,
     MonthStatus,
     QueuedJob,
@@ -230,7 +230,7 @@ class RebuildTicket:
 async def enqueue_forced_export(
     client: ArqRedis, month: Month, *, now: datetime, within_seconds: float = REDIS_ANSWER_SECONDS
 ) -> RebuildTicket:
-    """Queue a forced rebuild of ``month`` (see ``shared.job_ids`` for why it has its own id).
+    """Queue a forced rebuild of ``month`` (see ``shared.jobs.ids`` for why it has its own id).
 
     A forced rebuild of the same month that has not started yet is reused; one that is running
     does not count, since the operator may have fixed the source data after it started.

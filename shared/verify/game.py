@@ -10,16 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from shared.game import Color, Move, Reason, Result, Termination
-from shared.profile import (
+from shared.archive.profile import (
     RE_BY_OUTCOME,
     ROOT_PROPERTIES,
     escape_text,
     format_dates,
 )
-from shared.replay import replay
+from shared.gomoku.game import Color, Move, Reason, Result, Termination
+from shared.gomoku.replay import replay
 from shared.sgf import GameTree, Node, Property, SgfParseError, parse
-from shared.verify_report import Check
+from shared.verify.report import Check
 
 # --- one game ---------------------------------------------------------------------------------
 

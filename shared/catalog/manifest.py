@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.archive_names import checksum_url, download_url, torrent_url
-from shared.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
-from shared.profile import PROFILE_ID
+from shared.archive.names import checksum_url, download_url, torrent_url
+from shared.archive.profile import PROFILE_ID
+from shared.gomoku.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
 
 PROFILE = PROFILE_ID
 """The manifest's "profile" value (the id itself lives with the profile)."""

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from operator import itemgetter
 
-from shared.game import BOARD_SIZE, POINTS, Color
+from shared.gomoku.game import BOARD_SIZE, POINTS, Color
 
 _DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 _CENTRE = (BOARD_SIZE // 2) * BOARD_SIZE + BOARD_SIZE // 2

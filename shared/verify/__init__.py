@@ -1,0 +1,1 @@
+"""The downloader's check of an archive (``gomoku-archive verify``) and its reading of games."""

@@ -1,0 +1,1 @@
+"""Pure HTTP decisions: conditional and range requests, the public origin."""
