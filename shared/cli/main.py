@@ -12,19 +12,27 @@ from typing import Protocol
 
 from shared.errors import ArchiveError
 
-# Each module has ``register(subparsers)``, which adds its commands with ``set_defaults(run=...)``.
-# The table names the commands each one adds, so a command imports only its own module (the
-# others pull in asyncpg, redis, arq or boto3: seconds of start-up for a `verify`).
-COMMANDS: dict[str, tuple[str, ...]] = {
-    "shared.cli.sgf_cmd": ("sgf",),
-    "shared.cli.verify_cmd": ("verify",),
-    "shared.cli.games_cmd": ("games",),
-    "shared.cli.db_cmds": ("migrate", "export", "manifest", "seed-demo"),
-    "shared.cli.serve_cmd": ("serve",),
-    "shared.cli.worker_cmds": ("worker", "jobs", "rebuild"),
-    "shared.cli.mirror_cmd": ("mirror",),
-    "shared.cli.demo_cmd": ("demo",),
-}
+COMMAND_GROUP = "gomoku_archive.commands"
+"""The entry-point group of the program's commands (``pyproject.toml``): each entry names one
+command and the module whose ``register(subparsers)`` adds it with ``set_defaults(run=...)``.
+Each process owns its command (``services.cli`` serves, ``workers.cli`` runs the worker), so
+nothing here imports either, and a command loads only its own module (the others pull in
+asyncpg, redis, arq or boto3: seconds of start-up for a ``verify``)."""
+
+
+def command_modules() -> dict[str, tuple[str, ...]]:
+    """Module name → the commands it registers, from the installed entry points."""
+    modules: dict[str, list[str]] = {}
+    for entry in importlib.metadata.entry_points(group=COMMAND_GROUP):
+        modules.setdefault(entry.value, []).append(entry.name)
+    if not modules:
+        raise ArchiveError(
+            "gomoku-archive is not installed, so it has no commands: run pip install -e . "
+            "in the source tree (deploy/test.sh and deploy/demo.sh do)"
+        )
+    # Help lists the modules by their first command, alphabetically.
+    ordered = sorted(modules.items(), key=lambda item: min(item[1]))
+    return {module: tuple(sorted(names)) for module, names in ordered}
 
 
 class CommandModule(Protocol):
@@ -73,7 +81,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    chosen = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
+    commands = command_modules()
+    chosen = [m for m, names in commands.items() if command in names] or list(commands)
     for name in chosen:
         module: CommandModule = importlib.import_module(name)
         module.register(subparsers)
@@ -82,10 +91,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(arguments[0] if arguments else None)
-    args = parser.parse_args(arguments)
-    run: Command = args.run
     try:
+        parser = build_parser(arguments[0] if arguments else None)
+        args = parser.parse_args(arguments)
+        run: Command = args.run
         return run(args)
     except ArchiveError as exc:
         print(f"gomoku-archive: error: {exc}", file=sys.stderr)

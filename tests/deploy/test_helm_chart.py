@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from services.metrics import Metrics
-from shared.cli.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
+from services.cli import SHUTDOWN_TIMEOUT_SECONDS
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
     FULL_VALUES,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.main import COMMANDS, build_parser, main
+from shared.cli.main import build_parser, command_modules, main
 from shared.cli.runtime import missing_table_advice
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
@@ -33,8 +33,8 @@ def test_downloader_commands_load_no_server_stack(argv: list[str]) -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_the_table_names_every_command_its_module_adds() -> None:
-    for module, names in COMMANDS.items():
+def test_each_entry_point_names_every_command_its_module_adds() -> None:
+    for module, names in command_modules().items():
         parser = build_parser(names[0])
         choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         assert sorted(choices) == sorted(names), module
@@ -42,7 +42,16 @@ def test_the_table_names_every_command_its_module_adds() -> None:
 
 def test_the_top_level_help_lists_every_command() -> None:
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert sorted(choices) == sorted(n for names in COMMANDS.values() for n in names)
+    assert sorted(choices) == sorted(n for names in command_modules().values() for n in names)
+
+
+def test_each_process_owns_its_command() -> None:
+    owners = {name: module for module, names in command_modules().items() for name in names}
+    assert owners["serve"] == "services.cli"
+    assert owners["worker"] == "workers.cli"
+    assert all(
+        m.startswith("shared.cli.") for n, m in owners.items() if n not in ("serve", "worker")
+    )
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

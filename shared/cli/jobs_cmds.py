@@ -1,5 +1,6 @@
-"""Commands around the worker: ``worker`` (run it), ``jobs`` (what it is doing, and every month's
-state) and ``rebuild`` (queue a forced export of a month)."""
+"""Operators' commands around the job queue: ``jobs`` (what the worker is doing, and every
+month's state) and ``rebuild`` (queue a forced export of a month). ``worker`` itself is
+``workers.cli``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,11 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-import redis.exceptions
 from rich.console import Console
 
 from shared.cli import jobs_view
 from shared.cli.runtime import database, load_settings, month_arg, print_json, run
-from shared.cli.worker_check import check_worker
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
-from shared.jobs.liveness import DEFAULT_MAX_AGE
 from shared.jobs.ops_view import (
     MonthStatus,
     QueueSnapshot,
@@ -28,50 +26,11 @@ from shared.jobs.queue import (
     read_month_statuses,
     read_snapshot_within,
 )
-from shared.settings import mask_url
 
 READ_SECONDS = 5.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "worker",
-        help="run the archive worker (arq) in the foreground",
-        description="Plans missing months at start-up and at 00, 06, 12 and 18 UTC, and runs "
-        "export jobs. Stop it with SIGTERM or Ctrl-C.",
-    )
-    p.add_argument(
-        "--grace",
-        type=int,
-        default=25,
-        metavar="SECONDS",
-        help="on SIGTERM, how long a running export may go on before it is cancelled "
-        "(default 25; keep it below the supervisor's kill timeout)",
-    )
-    p.add_argument(
-        "--stale-after",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="release an export job whose worker died after this long (default 30)",
-    )
-    p.add_argument("--burst", action="store_true", help="plan, run what is queued, then exit")
-    p.add_argument(
-        "--check",
-        action="store_true",
-        help="run no worker: exit 0 when a worker on this host reported to Redis recently, "
-        "1 when none did, 3 when Redis does not answer (a liveness probe)",
-    )
-    p.add_argument(
-        "--max-age",
-        type=float,
-        default=DEFAULT_MAX_AGE.total_seconds(),
-        metavar="SECONDS",
-        help="with --check: how old this host's last heartbeat may be "
-        f"(default {DEFAULT_MAX_AGE.total_seconds():.0f})",
-    )
-    p.set_defaults(run=cmd_worker)
-
     p = subparsers.add_parser(
         "jobs", help="show queued, running and finished jobs, the worker and every month's state"
     )
@@ -89,33 +48,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the closed month to rebuild",
     )
     p.set_defaults(run=cmd_rebuild)
-
-
-# --- worker -----------------------------------------------------------------------------------
-
-
-def cmd_worker(args: argparse.Namespace) -> int:
-    if args.check:
-        return check_worker(max_age_seconds=args.max_age)
-    settings = load_settings(log_to_stdout=True)
-    # The CLI is the composition root: only here does anything outside workers/ import it.
-    from workers.main import run_worker
-
-    async def main() -> None:
-        try:
-            await run_worker(
-                settings,
-                grace_seconds=args.grace,
-                stale_after_seconds=args.stale_after,
-                burst=args.burst,
-            )
-        except redis.exceptions.RedisError as exc:
-            raise RedisUnavailable(
-                f"cannot use Redis at {mask_url(settings.redis_url)}: {exc}"
-            ) from exc
-
-    run(main)
-    return 0
 
 
 # --- jobs -------------------------------------------------------------------------------------

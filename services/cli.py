@@ -1,11 +1,16 @@
 """``gomoku-archive serve``: the public HTTP API and pages (aiohttp), until SIGINT or SIGTERM,
-which finish in-flight requests (up to a timeout) before closing the pool."""
+which finish in-flight requests (up to a timeout) before closing the pool. Registered with the
+program through the ``gomoku_archive.commands`` entry points in ``pyproject.toml``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
+from aiohttp import web
+
+from services.app import create_app
+from services.shutdown import finish_sending_on_stop
 from shared.cli.runtime import load_settings, port_arg
 from shared.errors import ArchiveError
 from shared.logs import get_logger
@@ -22,13 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
-    from services.app import create_app  # the CLI is the composition root
-    from services.shutdown import finish_sending_on_stop
 
     settings = load_settings(log_to_stdout=True)
-    log = get_logger("shared.cli.serve")
+    log = get_logger("services.cli")
 
     def announce(message: str) -> None:
         log.info("serve_listening", host=args.host, port=args.port)
