@@ -134,76 +134,45 @@ async def _queue_mirror(ctx: dict[str, Any], row: archive_store.ArchiveRow | Non
         log.warning("mirror_not_enqueued", archive_id=row.id, error=str(exc))
 
 
+class _JobLog:
+    """The ``export_job`` log line of one run; its fields are also the job's arq result."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+        self.started = time.monotonic()
+
+    def finish(self, outcome: str, level: str = "info", **extra: Any) -> dict[str, Any]:
+        duration = round(time.monotonic() - self.started, 3)
+        summary = self.fields | {"outcome": outcome, "duration_s": duration} | extra
+        getattr(log, level)("export_job", **summary)
+        return summary
+
+
 async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> dict[str, Any]:
     """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
     from the month's size. Returns the job's summary (kept by arq as its result)."""
     job_id = str(ctx.get("job_id", ""))
     attempt = int(ctx.get("job_try", 1))
-    fields: dict[str, Any] = {"job_id": job_id, "month": month, "force": force, "attempt": attempt}
-    started = time.monotonic()
-
-    def finish(outcome: str, level: str = "info", **extra: Any) -> dict[str, Any]:
-        summary = fields | {"outcome": outcome, "duration_s": round(time.monotonic() - started, 3)}
-        summary |= extra
-        getattr(log, level)("export_job", **summary)
-        return summary
-
+    job = _JobLog(job_id=job_id, month=month, force=force, attempt=attempt)
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
-        settings, pool = settings_of(ctx), pool_of(ctx)
+        target = _exportable(ctx, month, job)
         try:
-            target = Month.parse(month)
-            now = clock_of(ctx)()
-            refusal = export_refusal(target, first=settings.export_first_month, now=now)
-            if refusal is not None:
-                raise InvalidMonth(refusal)
-        except InvalidMonth as exc:
-            finish("failed", "error", error=str(exc), failure="permanent")
-            raise
-
-        try:
-            candidates = await month_export.count_month(
-                pool, table=settings.games_table, month=target
-            )
-            limit = month_export.TimeLimit(export_timeout(candidates), candidates)
-            fields |= {"candidates": candidates, "timeout_s": limit.seconds}
-            await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
-            try:
-                result = await month_export.export_month(
-                    pool, table=settings.games_table, month=target, force=force, time_limit=limit
-                )
-            finally:
-                await _clear_running(ctx, job_id)
+            result = await _export_within_limit(ctx, target, force, job)
         except asyncio.CancelledError:
-            finish("cancelled", "warning", reason="worker shutting down; the job runs again later")
+            job.finish(
+                "cancelled", "warning", reason="worker shutting down; the job runs again later"
+            )
             raise
         except ExportLocked as exc:
-            if not force:
-                return finish("skipped", reason="another process holds the month's export lock")
-            # A forced rebuild must not be dropped: wait for the other build to end.
-            if may_retry(attempt):
-                delay = retry_delay(attempt)
-                reason = "month locked by another export"
-                finish("retry", "warning", reason=reason, retry_in_s=delay)
-                raise Retry(defer=delay) from exc
-            error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
-            await month_export.record_month_failure(pool, target, error)
-            finish("failed", "error", error=error, failure="permanent")
-            raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+            return await _locked(ctx, target, force, job, exc)
         except ExportTimeout as exc:
             # The export recorded it on the month as "ExportTimeout: ..." already.
-            finish("failed", "error", error=f"ExportTimeout: {exc}", failure="timeout")
+            job.finish("failed", "error", error=f"ExportTimeout: {exc}", failure="timeout")
             raise
         except Exception as exc:
             # The export (or the count before it) recorded the failure on the month already.
-            error = f"{type(exc).__name__}: {exc}"
-            kind = classify_failure(exc)
-            if kind == "transient" and may_retry(attempt):
-                delay = retry_delay(attempt)
-                finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
-                raise Retry(defer=delay) from exc
-            finish("failed", "error", error=error, failure=kind)
+            _retry_or_fail(job, exc)
             raise
-
         if result.outcome != "skipped":
             await _queue_mirror(ctx, result.archive)
         summary = result.summary()
@@ -212,7 +181,71 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
         }
         if result.outcome == "skipped":
             extra["reason"] = "already published; a forced rebuild redoes it"
-        return finish(result.outcome, **extra)
+        return job.finish(result.outcome, **extra)
+
+
+def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
+    """The month, when it may be exported now; otherwise a permanent failure."""
+    try:
+        target = Month.parse(month)
+        first = settings_of(ctx).export_first_month
+        refusal = export_refusal(target, first=first, now=clock_of(ctx)())
+        if refusal is not None:
+            raise InvalidMonth(refusal)
+    except InvalidMonth as exc:
+        job.finish("failed", "error", error=str(exc), failure="permanent")
+        raise
+    return target
+
+
+async def _export_within_limit(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog
+) -> month_export.ExportResult:
+    """Count the month's candidates, set the time limit from them, and run the export while
+    operators can see the job as running."""
+    settings, pool = settings_of(ctx), pool_of(ctx)
+    candidates = await month_export.count_month(pool, table=settings.games_table, month=target)
+    limit = month_export.TimeLimit(export_timeout(candidates), candidates)
+    job.fields |= {"candidates": candidates, "timeout_s": limit.seconds}
+    job_id, attempt = job.fields["job_id"], job.fields["attempt"]
+    await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
+    try:
+        return await month_export.export_month(
+            pool, table=settings.games_table, month=target, force=force, time_limit=limit
+        )
+    finally:
+        await _clear_running(ctx, job_id)
+
+
+async def _locked(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, exc: ExportLocked
+) -> dict[str, Any]:
+    """Another process holds the month's lock: a normal job leaves the month to it; a forced
+    rebuild must not be dropped, so it waits for the other build to end."""
+    if not force:
+        return job.finish("skipped", reason="another process holds the month's export lock")
+    attempt = job.fields["attempt"]
+    if may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", reason="month locked by another export", retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
+    await month_export.record_month_failure(pool_of(ctx), target, error)
+    job.finish("failed", "error", error=error, failure="permanent")
+    raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+
+
+def _retry_or_fail(job: _JobLog, exc: Exception) -> None:
+    """Raise ``Retry`` for a transient failure with tries left; otherwise log the failure and
+    return, so that the caller re-raises it for arq to keep as the job's result."""
+    error = f"{type(exc).__name__}: {exc}"
+    kind = classify_failure(exc)
+    attempt = job.fields["attempt"]
+    if kind == "transient" and may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    job.finish("failed", "error", error=error, failure=kind)
 
 
 async def _mark_running(
