@@ -268,13 +268,6 @@ def escape_text(value: str) -> str:
     return value.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def coordinate(x: int, y: int) -> str:
-    """The SGF point of column ``x`` and row ``y`` (0-based from the top-left): 7, 7 -> "hh"."""
-    if not (0 <= x < BOARD_SIZE and 0 <= y < BOARD_SIZE):
-        raise ValueError(f"({x}, {y}) is off the 15 x 15 board")
-    return BOARD_LETTERS[x] + BOARD_LETTERS[y]
-
-
 def re_value(result: Result, termination: Termination) -> str:
     """The RE value for a result; a pair the replay would reject raises ``ValueError``."""
     try:
@@ -347,8 +340,21 @@ def _integer(value: int, what: str) -> str:
     return str(value)
 
 
+def move_node(color: Color, point: int) -> str:
+    """The move node of ``color`` at board index ``point`` (``y * 15 + x``): ``;B[hh]``. The
+    same string object every time, so its hash is computed once."""
+    return _NODES[color][point]
+
+
 def game_line(record: GameRecord) -> str:
     """The record as one SGF game tree on one line, ending with a line feed."""
+    return "".join(game_parts(record))
+
+
+def game_parts(record: GameRecord) -> list[str]:
+    """The pieces ``game_line`` joins: the root node, one ``move_node`` per move, and
+    ``)\n``. The export joins them itself and hands them to its statistics, which count the
+    shared move nodes rather than recompute every move's point."""
     started = utc_seconds(record.started_at)
     finished = utc_seconds(record.finished_at)
     if record.finished_at < record.started_at:
@@ -379,7 +385,7 @@ def game_line(record: GameRecord) -> str:
             raise ValueError(f"move ({x}, {y}) is off the 15 x 15 board")
         parts.append(nodes[move.color][y * size + x])
     parts.append(")\n")
-    return "".join(parts)
+    return parts
 
 
 def order_key(record: GameRecord) -> tuple[datetime, str]:

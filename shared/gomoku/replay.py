@@ -211,11 +211,9 @@ def parse_moves(text: str | None) -> list[Move] | Verdict:
     return coerce_moves(raw)
 
 
-# The two entry points below share one shape: a single pass that stops at the first malformed
-# item and otherwise records the first turn-order, out-of-bounds and occupied plies while it
-# places stones (placing stops at the first occupied point, and in any case by ply 226), then
-# _decide applies the priority order. The loops are duplicated rather than abstracted because a
-# per-move function call would cost more than the rest of the loop body.
+# One pass records the first turn-order, out-of-bounds and occupied plies while it places
+# stones (placing stops at the first occupied point, and in any case by ply 226), then _decide
+# applies the priority order.
 
 
 def replay(moves: Sequence[Move], result: Result, termination: Termination) -> Verdict:
@@ -249,55 +247,6 @@ def replay(moves: Sequence[Move], result: Result, termination: Termination) -> V
         (first_turn, first_out, first_occupied),
         point,
         lambda: [move.y * size + move.x for move in moves],
-        result,
-        termination,
-    )
-
-
-def replay_raw(raw_moves: object, result: Result, termination: Termination) -> Verdict:
-    """Validate and replay the decoded JSON moves column in one pass, without building Moves.
-
-    Gives exactly the verdict of ``coerce_moves`` followed by ``replay``; this is what the
-    export calls for every candidate game.
-    """
-    if raw_moves is None:
-        return _EMPTY
-    if not isinstance(raw_moves, list):
-        return _NOT_A_LIST
-    n = len(raw_moves)
-    if n == 0:
-        return _EMPTY
-    lines = bytearray(_LINES_LENGTH)
-    cells = _CELLS
-    size = BOARD_SIZE
-    colours = _COLOUR_CODES
-    first_turn = first_out = first_occupied = point = 0
-    for ply, item in enumerate(raw_moves, 1):
-        if not isinstance(item, dict):
-            return _malformed(ply, "is not an object")
-        color = item.get("color")
-        x = item.get("x")
-        y = item.get("y")
-        if type(x) is not int or type(y) is not int or color not in colours:
-            return _malformed(ply, _item_problem(item) or "is malformed")
-        odd = ply & 1
-        if not first_turn and (color == "B") != odd:
-            first_turn = ply
-        if not (0 <= x < size and 0 <= y < size):
-            first_out = first_out or ply
-        elif not first_occupied and ply <= _REPLAY_LIMIT:
-            point = y * size + x
-            a, b, c, d = cells[point]
-            if lines[a]:
-                first_occupied = ply
-            else:
-                lines[a] = lines[b] = lines[c] = lines[d] = 2 - odd
-    return _decide(
-        lines,
-        n,
-        (first_turn, first_out, first_occupied),
-        point,
-        lambda: [item["y"] * size + item["x"] for item in raw_moves],
         result,
         termination,
     )
@@ -386,3 +335,41 @@ def _judge_result(n: int, has_five: bool, result: Result, termination: Terminati
     if result != Result.DRAW:
         return _mismatch(n, f"{termination} must be a draw, the result is {result}")
     return VALID
+
+
+# --- bitboards: the verifier's fast path -------------------------------------------------------
+
+BIT_STRIDE = BOARD_SIZE + 1
+"""A bitboard is an int holding bit ``y * 16 + x`` for each stone at (x, y). Column 15 is never
+set, so a run along a row or a diagonal stops there instead of wrapping into the next row."""
+_FIVE_STEPS = (1, BIT_STRIDE - 1, BIT_STRIDE, BIT_STRIDE + 1)
+"""Bit distance to the next point along a row, an anti-diagonal, a column and a diagonal."""
+
+
+def point_bit(x: int, y: int) -> int:
+    """The bitboard bit of the on-board point (x, y)."""
+    return 1 << (y * BIT_STRIDE + x)
+
+
+def has_five(bits: int) -> bool:
+    """Whether the stones of a bitboard hold five (or more) in a row in any direction."""
+    for step in _FIVE_STEPS:
+        pairs = bits & (bits >> step)  # bit p: stones at p and p + step
+        if pairs & (pairs >> 2 * step) & (bits >> 4 * step):  # ... and p + 2..4 steps
+            return True
+    return False
+
+
+def is_valid_bitboards(
+    black: int, white: int, last: int, n: int, result: Result, termination: Termination
+) -> bool:
+    """``replay(moves, result, termination).valid`` for ``n >= 1`` moves that alternate from
+    black, lie on the board and on ``n`` distinct points, given as each colour's bitboard and
+    the last move's bit. The caller checks those conditions (replay would report turn_order,
+    out_of_bounds or occupied otherwise); what is left is the same as ``_decide``: a five
+    before the last move, then the ending."""
+    mover, other = (black, white) if n & 1 else (white, black)
+    five = has_five(mover) or has_five(other)
+    if five and (has_five(mover ^ last) or has_five(other)):
+        return False  # moves_after_five: the five was there before the last move
+    return _judge_result(n, five, result, termination).reason is None

@@ -388,11 +388,6 @@ async def running_exports(client: ArqRedis) -> dict[str, int]:
     }
 
 
-async def running_export_ids(client: ArqRedis) -> list[str]:
-    """Export jobs a worker has marked in progress (arq's in-progress keys)."""
-    return sorted(await running_exports(client))
-
-
 async def release_stale_job(client: ArqRedis, job_id: str, run_token: int) -> bool:
     """Free a job whose worker died (its in-progress key would otherwise block it until arq's
     in-progress timeout, hours for an export): the job stays queued and any worker takes it.

@@ -21,7 +21,7 @@ from functools import lru_cache
 from shared.sgf.findings import shown
 from shared.sgf.points import BoardSize, PointListError, expand_point_value, is_pass, point_name
 from shared.sgf.properties import RESULT
-from shared.sgf.tree import GameTree, Node, Property
+from shared.sgf.tree import Node, Property
 
 Report = Callable[[str, Property, int, str], None]
 """Called with (code, property, node number, message) for each problem found."""
@@ -93,15 +93,6 @@ def _makes_five(board: bytearray, cells: tuple[int, ...], stone: int) -> bool:
 
 def _colour(move: Property) -> str:
     return move.ident if move.ident in _OTHER else move.name
-
-
-def replay_main_line(tree: GameTree, size: BoardSize, report: Report) -> None:
-    """Replay ``tree``'s main line on a ``size`` board, reporting GK001, GK002, GK004 and GK005
-    problems through ``report``."""
-    replay = MainLineReplay(size, report)
-    for node_number, node in enumerate(tree.main_line()):
-        replay.node(node, node_number)
-    replay.finish()
 
 
 class MainLineReplay:

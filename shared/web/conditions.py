@@ -276,10 +276,6 @@ class Decision:
     def length(self) -> int:
         return self.end - self.start
 
-    @property
-    def has_body(self) -> bool:
-        return self.status in (200, 206)
-
 
 def evaluate(
     request: RequestConditions, rep: Representation, *, now: datetime | None = None

@@ -295,10 +295,6 @@ def test_a_representation_without_ranges_ignores_range() -> None:
 
 def test_decision_helpers() -> None:
     assert part(10, 20).length == 10
-    assert part(10, 20).has_body
-    assert whole().has_body
-    assert not Decision(304).has_body
-    assert not UNSATISFIABLE.has_body
 
 
 # --- Accept-Encoding -------------------------------------------------------------------------

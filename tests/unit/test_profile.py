@@ -18,7 +18,6 @@ from shared.archive.profile import (
     ROOT_PROPERTIES,
     TERMINATION_DOCS,
     GameRecord,
-    coordinate,
     escape_text,
     format_dates,
     format_timestamp,
@@ -94,15 +93,12 @@ def test_docs_cover_every_value() -> None:
     [(0, 0, "aa"), (14, 0, "oa"), (0, 14, "ao"), (7, 7, "hh"), (8, 7, "ih"), (14, 14, "oo")],
 )
 def test_coordinates_are_column_then_row(x: int, y: int, text: str) -> None:
-    assert coordinate(x, y) == text
     line = game_line(example(moves=[Move(B, x, y)], result=Result.WHITE_WIN))
     assert line.endswith(f"XER[RESIGNATION];B[{text}])\n")
 
 
 @pytest.mark.parametrize(("x", "y"), [(15, 0), (0, 15), (-1, 0), (0, -1)])
 def test_off_board_moves_are_refused(x: int, y: int) -> None:
-    with pytest.raises(ValueError, match="off the 15 x 15 board"):
-        coordinate(x, y)
     with pytest.raises(ValueError, match="off the 15 x 15 board"):
         game_line(example(moves=[Move(B, 7, 7), Move(W, x, y)]))
 

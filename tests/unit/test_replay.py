@@ -12,9 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.gomoku.replay import Verdict, coerce_moves, replay, replay_raw
+from shared.gomoku.replay import Verdict, coerce_moves, replay
 
 B, W = Color.BLACK, Color.WHITE
+
+
+def replay_raw(raw_moves: object, result: Result, termination: Termination) -> Verdict:
+    """The export's path from the decoded moves column: ``coerce_moves``, then ``replay``."""
+    moves = coerce_moves(raw_moves)
+    return moves if isinstance(moves, Verdict) else replay(moves, result, termination)
+
+
 BW, WW, DRAW = Result.BLACK_WIN, Result.WHITE_WIN, Result.DRAW
 FIVE, RES, TIME = Termination.FIVE, Termination.RESIGNATION, Termination.TIMEOUT
 FULL, AGREE = Termination.BOARD_FULL, Termination.AGREEMENT
