@@ -1,19 +1,8 @@
 """The worker's jobs. Thin: parse the arguments, call ``shared``, map errors to arq's outcomes,
-and log one ``export_job`` / ``plan_months_finished`` line per run.
-
-``export_month`` outcomes:
-- ``published`` / ``unchanged`` / ``restored``: the export ran (see ``shared.archive.export``);
-- ``skipped``: the month is published already (normal jobs only), or another process holds the
-  month's lock (normal jobs only: that process is building it);
-- ``retry``: a transient failure, or a forced rebuild waiting for the lock: ``arq.Retry`` with
-  backoff, up to ``retry_policy.MAX_TRIES`` runs;
-- ``failed``: raised, so arq keeps the failure as the job's result; the next planner run plans
-  the month again. The export itself records every failure of its run on the month (state
-  ``failed``, error, time), the time limit's ``ExportTimeout`` included; this job records only
-  a forced rebuild that never got the month's lock;
-- ``cancelled``: the worker is shutting down; the export dropped its unfinished row and arq runs
-  the job again later.
-"""
+and log one ``export_job`` / ``plan_months_finished`` line per run. The README's "Outcomes,
+retries, timeouts" section says what each outcome means; the export itself records every
+failure of its run on the month, and this module only a forced rebuild that never got the
+month's lock."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
 """Job names and ids of the archive worker, shared by everything that enqueues or inspects jobs
-(the worker, the ``/ops/`` dashboard, the CLI), so none of them imports another.
-
-Ids make enqueueing idempotent: arq refuses a second job whose id is queued, running, or has a
-kept result.
-
-- ``export:YYYY-MM``: the planner's export of a missing month. Planned twice, queued once.
-- ``export:YYYY-MM:force:YYYYMMDDTHHMMSS.mmmZ``: an operator's forced rebuild, one id per
-  request, so a rebuild is never swallowed by a normal export of the same month that is queued,
-  running or finished a moment ago. Two builds of one month never run at the same time: the
-  month's PostgreSQL advisory lock serialises them.
-- ``mirror:<archive id>``: the S3 mirror's copy of one archive (upload, read back, record).
-- ``cron:scrub_mirror:<unix ms>``: arq's id for a weekly scrub of the bucket.
-- ``cron:plan_months:<unix ms>``: arq's own id for a run of the planner cron job.
-
-Pure: no I/O.
-"""
+(the worker, ``/ops/``, the CLI), so none of them imports another. The ids make enqueueing
+idempotent; the README's "Job ids" section lists them. Pure."""
 
 from __future__ import annotations
 

@@ -1,27 +1,8 @@
-"""Conditional and range requests decided without I/O (RFC 9110 §8.8, §13, §14).
-
-The HTTP layer hands over the request's header strings and the facts of the selected
-representation (strong ETag, length, Last-Modified); ``evaluate`` answers with a ``Decision``
-(200, 206, 304, 412 or 416 and the byte span to send). Preconditions are evaluated in the order
-of RFC 9110 §13.2.2, the way aiohttp's ``web_fileresponse.py`` does it, and Range only counts
-for GET once every precondition passed (and If-Range, when sent, agrees).
-
-Choices where the RFC leaves room, each kept in one place below:
-- A malformed entity-tag list matches nothing: If-Match fails (412), If-None-Match passes.
-- Weak entity-tags never match If-Match or If-Range (strong comparison, §8.8.3.2).
-- Range is honoured for GET only (§14.2); HEAD, like any other method, gets the whole
-  representation's headers.
-- One satisfiable range gives 206; several satisfiable ranges are answered with the whole
-  representation (200), which §14.2 allows ("A server MAY ignore the Range header field"), so
-  no multipart/byteranges bodies are ever produced.
-- A Range in another unit is ignored; a ``bytes`` range-set that is invalid or has no
-  satisfiable member gives 416 with ``Content-Range: bytes */<length>`` (§14.1.1, §15.5.17).
-
-Numbers are read strictly. A digit is ASCII DIGIT only (RFC 5234 B.1, which RFC 9110 §1.2
-imports): Python's ``\\d`` and ``int()`` also take Arabic-Indic or fullwidth digits, so every
-pattern here spells ``[0-9]``. And a position is a number of any length (§14.1.2): leading zeros
-are dropped before its size is judged, so ``-000...0001`` is the last byte, not the whole file.
-"""
+"""Conditional and range requests decided without I/O (RFC 9110 §8.8, §13, §14): the HTTP layer
+hands over the request's header strings and the representation's facts, and ``evaluate``
+answers with a ``Decision`` (200, 206, 304, 412 or 416 and the byte span to send). The README
+("Conditional requests and ranges", in the HTTP API section) lists the choices where the RFC
+leaves room; each is kept in one place below."""
 
 from __future__ import annotations
 
