@@ -17,6 +17,7 @@ from services import (
     health,
     manifest_api,
     pages,
+    templating,
     torrents,
 )
 from services.encoded import BulkFiles
@@ -60,6 +61,7 @@ def create_app(
     app[BULK_FILES] = BulkFiles()
     app[TORRENT_PIECES] = PieceCache()
     app[pages.DATABASE_PAGE] = pages.DatabasePage()
+    templating.install(app)
     app.on_response_prepare.append(add_common_headers)
     app.cleanup_ctx.append(_database(pool))
     app.cleanup_ctx.append(_manifest_cache(manifest_ttl))

@@ -1,7 +1,8 @@
 """What every request goes through: a request id (an incoming ``X-Request-ID`` is honoured when
-it looks like one), errors turned into small JSON bodies, one canonical access log line, the
-request metrics, and the headers added just before any response goes out (CORS on the public
-API, ``X-Request-ID``, ``nosniff``)."""
+it looks like one), errors turned into small JSON bodies (a small page for a client that prefers
+HTML, such as a browser, which ``/`` also sends to ``/database/``), one canonical access log
+line, the request metrics, and the headers added just before any response goes out (CORS on the
+public API, ``X-Request-ID``, ``nosniff``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from aiohttp.typedefs import Handler
 from services.errors import ApiError, database_unavailable, from_archive_error
 from services.keys import ABORTED, BODY_BYTES, METRICS, STREAMING
 from services.manifest_cache import RELOAD_ERRORS
+from services.negotiation import prefers_html
+from services.pages import ERROR_PAGE_HEADERS, error_page, home_for_browsers
 from shared.errors import ArchiveError
 from shared.logs import get_direct_logger, get_logger
 
@@ -66,18 +69,37 @@ def request_id_from(header: str | None) -> str:
     return _REQUEST_IDS.new()
 
 
-def error_response(status: int, code: str, message: str, headers: dict[str, str]) -> web.Response:
+def wants_html(request: web.BaseRequest) -> bool:
+    return prefers_html(", ".join(request.headers.getall(hdrs.ACCEPT, [])) or None)
+
+
+def _browser_visit(request: web.BaseRequest) -> bool:
+    return request.method in PUBLIC_METHODS and wants_html(request)
+
+
+def error_response(
+    request: web.BaseRequest, status: int, code: str, message: str, headers: dict[str, str]
+) -> web.Response:
+    """The error as JSON, or as a page when the client prefers HTML; either way ``Vary:
+    Accept``, since the body depends on it."""
+    headers = {**headers, hdrs.VARY: "Accept"}
+    if wants_html(request):
+        return web.Response(
+            status=status,
+            body=error_page(status, code, message),
+            headers={**headers, **ERROR_PAGE_HEADERS},
+        )
     body = json.dumps({"error": code, "message": message}).encode()
-    headers = {**headers, hdrs.CONTENT_TYPE: "application/json; charset=utf-8"}
+    headers[hdrs.CONTENT_TYPE] = "application/json; charset=utf-8"
     return web.Response(status=status, body=body, headers=headers)
 
 
-def _from_http_exception(exc: web.HTTPException) -> web.Response:
+def _from_http_exception(request: web.BaseRequest, exc: web.HTTPException) -> web.Response:
     phrase = HTTPStatus(exc.status).phrase
     code = phrase.lower().replace(" ", "_").replace("-", "_")
     keep = {k: v for k, v in exc.headers.items() if k in (hdrs.ALLOW, hdrs.LOCATION)}
     message = {404: "no such resource", 405: "method not allowed here; see the Allow header"}
-    return error_response(exc.status, code, message.get(exc.status, phrase), keep)
+    return error_response(request, exc.status, code, message.get(exc.status, phrase), keep)
 
 
 def route_of(request: web.Request) -> str:
@@ -112,13 +134,18 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
         # CONNECT's target is a host and port, not a path (RFC 9110 §9.3.6, §7.1), so no
         # route can match it and the router would say 404. No resource here is a tunnel: it
         # is 405 with Allow (§15.5.6), as every other method the routes do not take.
-        return _from_http_exception(web.HTTPMethodNotAllowed(request.method, PUBLIC_METHODS))
+        return _from_http_exception(
+            request, web.HTTPMethodNotAllowed(request.method, PUBLIC_METHODS)
+        )
     try:
         return await handler(request)
     except web.HTTPException as exc:
         if exc.status < 400:  # a redirect raised by aiohttp: pass it on as a plain response
             return web.Response(status=exc.status, headers=exc.headers)
-        return _from_http_exception(exc)
+        if exc.status == 404 and request.path == "/" and _browser_visit(request):
+            # Nothing is served at / itself; a browser (only) is sent to the database page.
+            return home_for_browsers()
+        return _from_http_exception(request, exc)
     except ApiError as exc:
         error = exc
     except ArchiveError as exc:
@@ -130,7 +157,7 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     except Exception:
         log.exception("request_crashed")
         error = ApiError("internal error")
-    return error_response(error.status, error.code, error.message, error.headers)
+    return error_response(request, error.status, error.code, error.message, error.headers)
 
 
 def _account(request: web.Request, response: web.StreamResponse, duration: float) -> None:

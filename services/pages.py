@@ -1,10 +1,12 @@
 """Handlers of the public pages: ``/database/`` (from the cached manifest, re-rendered only when
-the manifest changes) and ``/database/profile`` (rendered once)."""
+the manifest changes) and ``/database/profile`` (rendered once); and the HTML side of errors and
+of ``/`` for browsers (``services.middleware`` decides when)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from http import HTTPStatus
 
 from aiohttp import hdrs, web
 
@@ -14,6 +16,7 @@ from services.manifest_cache import Snapshot
 from services.page_database import render_database_page
 from services.page_profile import render_profile_page
 from services.public_urls import origin_of, vary
+from services.templating import render
 from shared.web.conditions import EntityTag, Representation, strong_etag
 
 HTML = "text/html; charset=utf-8"
@@ -82,3 +85,21 @@ async def profile_page(request: web.Request) -> web.Response:
 async def to_database_page(request: web.Request) -> web.Response:
     """``/database`` → ``/database/``, the address the archives' SO property names."""
     return web.Response(status=301, headers={hdrs.LOCATION: "/database/"})
+
+
+@functools.lru_cache(maxsize=64)
+def error_page(status: int, code: str, message: str) -> bytes:
+    """An error as a small page in the public layout (errors' messages are a small fixed set,
+    so the renderings are kept)."""
+    phrase = HTTPStatus(status).phrase
+    html = render("error.html", status=status, phrase=phrase, code=code, message=message)
+    return html.encode("utf-8")
+
+
+ERROR_PAGE_HEADERS: dict[str, str] = {hdrs.CONTENT_TYPE: HTML, "Content-Security-Policy": CSP}
+
+
+def home_for_browsers() -> web.Response:
+    """``/`` asked for by a browser: the database page. 302, not 301 or 308: the answer depends
+    on ``Accept`` (API clients and curl still get 404), so it must not be cached as permanent."""
+    return web.Response(status=302, headers={hdrs.LOCATION: "/database/", hdrs.VARY: "Accept"})

@@ -8,11 +8,18 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import aiohttp_jinja2
 from aiohttp import hdrs, web
 
 from services.keys import POOL
 from services.ops import auth
-from services.ops.page import Dashboard, dashboard_page, login_page
+from services.ops.page import (
+    DASHBOARD,
+    LOGIN,
+    Dashboard,
+    dashboard_context,
+    login_context,
+)
 from services.ops.state import OPS, OpsState
 from shared.archive.months import Month
 from shared.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
@@ -51,14 +58,16 @@ _SECURITY_HEADERS = {
 }
 
 
-def _html(body: str, *, status: int = 200) -> web.Response:
-    return web.Response(
-        status=status,
-        text=body,
-        content_type="text/html",
-        charset="utf-8",
-        headers=_SECURITY_HEADERS,
-    )
+def _page(
+    request: web.Request, template: str, context: dict[str, Any], *, status: int = 200
+) -> web.Response:
+    response = aiohttp_jinja2.render_template(template, request, context, status=status)
+    response.headers.update(_SECURITY_HEADERS)
+    return response
+
+
+def _login(request: web.Request, message: str | None, *, status: int) -> web.Response:
+    return _page(request, LOGIN, login_context(message=message), status=status)
 
 
 def _json(
@@ -96,7 +105,7 @@ def _too_many_tries(request: web.Request) -> web.Response | None:
     if _wants_json(request):
         body = {"error": "too_many_requests", "message": message}
         return _json(body, status=429, headers=headers)
-    response = _html(login_page(message=message), status=429)
+    response = _login(request, message, status=429)
     response.headers.update(headers)
     return response
 
@@ -132,7 +141,7 @@ def _operator(request: web.Request) -> auth.Operator | web.Response:
         "bad_session": "Your session is not valid; sign in again.",
         "expired_session": "Your session has ended; sign in again.",
     }[result]
-    response = _html(login_page(message=message), status=401)
+    response = _login(request, message, status=401)
     if result in ("bad_session", "expired_session"):
         auth.clear_session_cookie(response)
     return response
@@ -156,10 +165,8 @@ def _csrf_refusal(
         path=request.path,
         remote=request.remote,
     )
-    return _html(
-        login_page(message="The request did not come from the operations page; nothing was done."),
-        status=403,
-    )
+    message = "The request did not come from the operations page; nothing was done."
+    return _login(request, message, status=403)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -213,8 +220,8 @@ async def dashboard(request: web.Request) -> web.StreamResponse:
     state = request.app[OPS]
     data = await _gather(request)
     flash = auth.read_flash(state.token, request.cookies.get(auth.FLASH_COOKIE))
-    page = dashboard_page(data, csrf=auth.csrf_token(state.token, operator), flash=flash)
-    response = _html(page)
+    context = dashboard_context(data, csrf=auth.csrf_token(state.token, operator), flash=flash)
+    response = _page(request, DASHBOARD, context)
     if auth.FLASH_COOKIE in request.cookies:
         response.del_cookie(auth.FLASH_COOKIE, path=auth.COOKIE_PATH)
     return response
@@ -250,7 +257,7 @@ async def login(request: web.Request) -> web.StreamResponse:
             path=request.path,
             remote=request.remote,
         )
-        return _html(login_page(message="Sign in from the operations page itself."), status=403)
+        return _login(request, "Sign in from the operations page itself.", status=403)
     if (throttled := _too_many_tries(request)) is not None:
         return throttled
     form = await request.post()
@@ -265,7 +272,7 @@ async def login(request: web.Request) -> web.StreamResponse:
             path=request.path,
             remote=request.remote,
         )
-        return _html(login_page(message="That token is not the operator token."), status=401)
+        return _login(request, "That token is not the operator token.", status=401)
     response = _see_other()
     auth.set_session_cookie(response, request, auth.new_session(state.token))
     log.info("ops_login", remote=request.remote)

@@ -1,13 +1,27 @@
+"""The ``/ops/`` templates rendered from view data alone: every value escaped, the notices, the
+rebuild buttons, the self-refresh."""
+
+from __future__ import annotations
+
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from services.ops.page import Dashboard, dashboard_page, login_page
+from services.ops.page import DASHBOARD, LOGIN, Dashboard, dashboard_context, login_context
+from services.templating import render
 from shared.archive.months import Month
 from shared.jobs.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
 from tests.unit.test_ops_view import Mirror, published
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 EVIL = '<script>alert("x")</script>'
+
+
+def dashboard_page(data: Dashboard, *, csrf: str, flash: tuple[str, str] | None) -> str:
+    return render(DASHBOARD, **dashboard_context(data, csrf=csrf, flash=flash))
+
+
+def login_page(*, message: str | None = None) -> str:
+    return render(LOGIN, **login_context(message=message))
 
 
 def test_every_value_is_escaped() -> None:
