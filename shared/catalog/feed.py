@@ -4,13 +4,15 @@ Pure. One entry per file ever published and still listed (each month's current f
 ``previousFiles``), plus one for a month published without games. An entry describes its own
 publication only, so it never changes once written: its id is a ``tag:`` URI (RFC 4151) from
 the file's SHA-256, and a rebuild is a new entry that names the file it replaces and what
-changed in the counts."""
+changed in the counts. A rebuild that gives back an earlier file's bytes publishes that file
+again (its URL and ``publishedAt`` never change): that restore is an entry of its own, dated
+when it happened, beside the file's first publication."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -36,6 +38,9 @@ class Publication:
     excluded_games: int
     published_at: str
     download_url: str | None
+    announced_at: str = ""
+    """When this entry's event happened: ``published_at``, or the moment of a restore."""
+    restored: bool = False
 
 
 def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publication | None]]:
@@ -43,15 +48,34 @@ def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publica
     newest first."""
     ordered: list[tuple[tuple[str, str, int], Publication, Publication | None]] = []
     for month in document["months"]:
-        # previousFiles is newest first by supersededAt, and each file was superseded when the
-        # next one was published: oldest first, that is the month's publication order (more
-        # reliable than publishedAt, which has whole seconds and is reset by a restore).
-        history = [_previous(month["month"], p) for p in reversed(month["previousFiles"])]
-        versions = [*history, _current(month)]
-        for index, (p, replaced) in enumerate(zip(versions, [None, *versions[:-1]], strict=True)):
-            ordered.append(((p.published_at, p.month, index), p, replaced))
+        events = _month_events(month)
+        for index, (p, replaced) in enumerate(zip(events, [None, *events[:-1]], strict=True)):
+            ordered.append(((p.announced_at, p.month, index), p, replaced))
     ordered.sort(key=lambda item: item[0], reverse=True)
     return [(p, replaced) for _, p, replaced in ordered]
+
+
+def _month_events(month: Mapping[str, Any]) -> list[Publication]:
+    """The month's publications, oldest first: each file's first publication, and a restore
+    wherever a file became current again after a newer one."""
+    # previousFiles is newest first by supersededAt; reversed, with the current file last, it
+    # is the order in which the files were last made current (publishedAt cannot say that: a
+    # restore keeps the file's first publication time).
+    made_current = [
+        (_previous(month["month"], f), str(f["supersededAt"]))
+        for f in reversed(month["previousFiles"])
+    ]
+    made_current.append((_current(month), ""))
+    events: list[tuple[str, int, Publication]] = []
+    for index, (p, _) in enumerate(made_current):
+        events.append((p.published_at, index, replace(p, announced_at=p.published_at)))
+        before = made_current[index - 1] if index else None
+        if before is not None and p.published_at < before[0].published_at:
+            # Published before the file it followed: restored when that one was superseded.
+            at = before[1]
+            events.append((at, index, replace(p, announced_at=at, restored=True)))
+    events.sort(key=lambda event: event[:2])
+    return [p for _, _, p in events]
 
 
 def _current(month: Mapping[str, Any]) -> Publication:
@@ -83,9 +107,10 @@ def _previous(month: str, file: Mapping[str, Any]) -> Publication:
 
 
 def entry_id(p: Publication) -> str:
-    if p.sha256 is None:
-        return f"{TAG_AUTHORITY}month:{p.month}:no-games"
-    return f"{TAG_AUTHORITY}archive:{p.sha256}"
+    what = f"month:{p.month}:no-games" if p.sha256 is None else f"archive:{p.sha256}"
+    return (
+        f"{TAG_AUTHORITY}{what}:restored:{p.announced_at}" if p.restored else TAG_AUTHORITY + what
+    )
 
 
 def _change(label: str, before: int, after: int) -> str:
@@ -111,6 +136,12 @@ def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
         )
     )
     kept = " (still downloadable at its URL)" if replaced.file else ""
+    if p.restored:
+        return (
+            f"{p.month} restored: {p.games:,} games",
+            f"{body} A rebuild gave back these bytes, first published {p.published_at}, so "
+            f"this file is the month's current file again. It replaces {old}{kept}: {changes}.",
+        )
     return (
         f"{p.month} rebuilt: {p.games:,} games",
         f"{body} It replaces {old}{kept}: {changes}.",
@@ -130,7 +161,7 @@ def build_feed(document: Mapping[str, Any], origin: str) -> bytes:
     _text(feed, "id", FEED_ID)
     _text(feed, "title", "Gomoku Party database: monthly game archives")
     _text(feed, "subtitle", f"New and rebuilt archives of the {document['profile']} dataset")
-    _text(feed, "updated", found[0][0].published_at if found else EMPTY_FEED_UPDATED)
+    _text(feed, "updated", found[0][0].announced_at if found else EMPTY_FEED_UPDATED)
     author = ET.SubElement(feed, "author")
     _text(author, "name", "Gomoku Party")
     ET.SubElement(feed, "link", {"rel": "self", "href": origin + FEED_PATH})
@@ -141,8 +172,8 @@ def build_feed(document: Mapping[str, Any], origin: str) -> bytes:
         title, text = describe(p, replaced)
         _text(entry, "id", entry_id(p))
         _text(entry, "title", title)
-        _text(entry, "published", p.published_at)
-        _text(entry, "updated", p.published_at)
+        _text(entry, "published", p.announced_at)
+        _text(entry, "updated", p.announced_at)
         ET.SubElement(entry, "link", {"rel": "alternate", "href": origin + PAGE_PATH})
         if p.download_url is not None:
             ET.SubElement(

@@ -107,3 +107,38 @@ def test_an_empty_feed_is_valid() -> None:
     assert not parsed.bozo
     assert parsed.entries == []
     assert parsed.feed.updated
+
+
+def test_a_restored_file_is_announced_when_it_is_restored() -> None:
+    # 2026-10: OLD published on the 1st, NEW on the 20th, then a rebuild on the 25th gave back
+    # OLD's bytes: OLD is current again with its first publication time, NEW is superseded.
+    new = PreviousFile(
+        file_name=archive_file_name(Month(2026, 10), NEW),
+        sha256=NEW,
+        bytes=1009,
+        games=9,
+        candidate_games=12,
+        excluded_games=3,
+        published_at=datetime(2026, 11, 20, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, 25, 6, tzinfo=UTC),
+    )
+    restored = replace(summary("2026-10", 7, OLD, 1), previous=(new,))
+    parsed = feedparser.parse(build_feed(build_manifest([restored]), "https://gomokuparty.com"))
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert parsed.feed.updated == "2026-11-25T06:00:00Z"
+    assert [(e.id, e.updated, e.title) for e in parsed.entries] == [
+        (
+            f"tag:gomokuparty.com,2026:archive:{OLD}:restored:2026-11-25T06:00:00Z",
+            "2026-11-25T06:00:00Z",
+            "2026-10 restored: 7 games",
+        ),
+        (
+            f"tag:gomokuparty.com,2026:archive:{NEW}",
+            "2026-11-20T06:00:00Z",
+            "2026-10 rebuilt: 9 games",
+        ),
+        (f"tag:gomokuparty.com,2026:archive:{OLD}", "2026-11-01T06:00:00Z", "2026-10: 7 games"),
+    ]
+    assert "first published 2026-11-01T06:00:00Z" in parsed.entries[0].summary
+    assert "replaces gomoku-party-2026-10-cccccccccccccccc.sgf.gz" in parsed.entries[0].summary
+    assert "games 9 → 7 (-2)" in parsed.entries[0].summary
