@@ -131,6 +131,53 @@ async def test_database_redirect(api: Client) -> None:
     assert response.headers["Location"] == "/database/"
 
 
+BROWSER = {
+    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,"
+    "*/*;q=0.8"
+}
+NOT_FOUND = {"error": "not_found", "message": "no such resource"}
+
+
+async def test_errors_are_pages_for_browsers_and_json_for_api_clients(api: Client) -> None:
+    for path in ("/nothing", "/api/v1/nothing", FILES + "nope", "/database/nothing"):
+        page = await api.get(path, headers=BROWSER)
+        assert page.status == 404
+        assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert page.headers["Vary"] == "Accept"
+        assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+        html = await page.text()
+        assert '<h1 id="error" data-status="404">Not Found</h1>' in html
+        assert 'href="/database/"' in html and "<script" not in html
+        for accept in ("*/*", "application/json", "application/json, text/html;q=0.5"):
+            plain = await api.get(path, headers={"Accept": accept})
+            assert plain.status == 404
+            assert plain.headers["Vary"] == "Accept"
+            assert (await plain.json())["error"] == "not_found"
+    refused = await api.post("/database/", headers=BROWSER)
+    assert refused.status == 405
+    assert refused.headers["Allow"] == "GET,HEAD"
+    assert "Method Not Allowed" in await refused.text()
+
+
+async def test_root_sends_browsers_to_the_database_page(api: Client) -> None:
+    for method in ("GET", "HEAD"):
+        response = await api.request(method, "/", headers=BROWSER, allow_redirects=False)
+        assert response.status == 302
+        assert response.headers["Location"] == "/database/"
+        assert response.headers["Vary"] == "Accept"
+    followed = await api.get("/", headers=BROWSER)
+    assert followed.status == 200 and followed.url.path == "/database/"
+    for accept in ("*/*", "application/json"):
+        response = await api.get("/", headers={"Accept": accept}, allow_redirects=False)
+        assert response.status == 404
+        assert await response.json() == NOT_FOUND
+    bare = await api.get("/", skip_auto_headers=["Accept"], allow_redirects=False)
+    assert bare.status == 404
+    assert await bare.json() == NOT_FOUND
+    posted = await api.post("/", headers=BROWSER, allow_redirects=False)
+    assert posted.status == 404  # only a visit is redirected
+
+
 async def test_an_unexpected_error_is_a_500_without_internals(
     api: Client, row: ArchiveRow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -145,6 +192,10 @@ async def test_an_unexpected_error_is_a_500_without_internals(
     assert "secret" not in text
     assert await response.json() == {"error": "internal_error", "message": "internal error"}
     assert response.headers["X-Request-ID"] == "boom-1"
+    page = await api.get(FILES + row.file_name, headers=BROWSER)
+    assert page.status == 500
+    text = await page.text()
+    assert "Internal Server Error" in text and "secret" not in text
 
 
 async def test_the_openapi_document_is_served(api: Client) -> None:

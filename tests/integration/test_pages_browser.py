@@ -1,6 +1,8 @@
 """The public pages in a real headless Chromium (Debian's, driven by Playwright): the table
 matches the manifest, the links download the real files, the details and the chart are there,
-the page works without JavaScript and fits a phone. Screenshots go to tests/artifacts/."""
+the page works without JavaScript, fits 1280 px and a 390 px phone without sideways scrolling,
+and months have anchors; / leads a browser to it, and errors are pages. Screenshots go to
+tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -64,14 +66,18 @@ async def test_the_table_matches_the_manifest_and_links_download(
             cells = row.locator("th, td")
             assert await cells.nth(0).inner_text() == month["month"]
             assert await cells.nth(1).inner_text() == f"{month['games']:,}"
+            assert await row.get_attribute("id") == month["month"]
+            assert await row.locator("a.self").get_attribute("href") == f"#{month['month']}"
             if month["file"] is None:
-                assert await row.locator("a").count() == 0
+                assert await row.locator("a.download").count() == 0
                 continue
             link = row.locator("a.download")
             assert await link.get_attribute("href") == month["downloadUrl"]
             assert await link.inner_text() == month["file"]
             assert await row.locator("a.checksum").get_attribute("href") == month["checksumUrl"]
-            assert month["sha256"].startswith((await cells.nth(5).inner_text()).rstrip("…"))
+            assert await row.locator("a.torrent").get_attribute("href") == month["torrentUrl"]
+            sha = await row.locator("td.sha").inner_text()
+            assert month["sha256"].startswith(sha.rstrip("…"))
             assert await row.locator("time").get_attribute("datetime") == month["publishedAt"]
 
         # Exclusions and results are one click away, natively (<details>, no script).
@@ -174,5 +180,79 @@ async def test_the_profile_page_documents_everything(api: Client, browser: Brows
         await screenshot(page, "profile-desktop.png")
         await page.set_viewport_size(PHONE)
         await screenshot(page, "profile-phone.png")
+    finally:
+        await context.close()
+
+
+OVERFLOW = """() => [document.documentElement.scrollWidth, window.innerWidth,
+  [...document.querySelectorAll('.table-wrap')]
+    .filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.firstElementChild.id)]"""
+"""The page's width, the viewport's, and the tables that would scroll sideways."""
+
+
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "1280"), (PHONE, "390")])
+async def test_the_database_page_fits_without_sideways_scrolling(
+    api: Client, browser: Browser, viewport: ViewportSize, name: str
+) -> None:
+    manifest = await manifest_of(api)
+    context = await browser.new_context(viewport=viewport, is_mobile=viewport is PHONE)
+    try:
+        page = await context.new_page()
+        await page.goto(str(api.make_url("/database/")))
+        page_width, inner_width, scrolling = await page.evaluate(OVERFLOW)
+        assert page_width <= inner_width
+        assert scrolling == []
+        totals = {m["month"]: m for m in manifest["months"]}
+        assert await page.locator("#total-bytes").is_visible()
+        total_bytes = sum(m["bytes"] for m in totals.values())
+        assert await page.locator("#total-bytes").get_attribute("title") == f"{total_bytes} bytes"
+        unpacked = sum(m["uncompressedBytes"] for m in totals.values())
+        assert await page.locator("#total-uncompressed").get_attribute("title") == (
+            f"{unpacked} bytes"
+        )
+        rows = page.locator("#archives tr.month")
+        for i in range(await rows.count()):
+            row = rows.nth(i)
+            month = totals[await row.get_attribute("id") or ""]
+            # The essential columns, whole, inside the viewport.
+            essential = [row.locator("th"), row.locator("td.games"), row.locator("td.size")]
+            if month["file"]:
+                essential.append(row.locator("a.download"))
+            for cell in essential:
+                assert await cell.is_visible()
+                box = await cell.bounding_box()
+                assert box is not None and box["x"] + box["width"] <= inner_width + 0.5
+            others_shown = await row.locator("td.sha").is_visible()
+            assert others_shown is (viewport is DESKTOP)
+        await screenshot(page, f"database-{name}.png")
+        await page.locator("#facts").screenshot(path=str(ARTIFACTS / f"facts-{name}.png"))
+        await page.locator("#archives").screenshot(path=str(ARTIFACTS / f"archives-{name}.png"))
+
+        # A month's anchor: /database/#2026-08 scrolls its row into view and marks it.
+        await page.goto(str(api.make_url("/database/#2026-08")))
+        target = page.locator("#archives tr.month:target")
+        assert await target.get_attribute("id") == "2026-08"
+        box = await target.bounding_box()
+        assert box is not None and 0 <= box["y"] < viewport["height"]
+    finally:
+        await context.close()
+
+
+async def test_a_browser_is_sent_from_root_and_gets_error_pages(
+    api: Client, browser: Browser
+) -> None:
+    context = await browser.new_context(java_script_enabled=False, viewport=PHONE)
+    try:
+        page = await context.new_page()
+        response = await page.goto(str(api.make_url("/")))
+        assert response is not None and response.status == 200
+        assert page.url == str(api.make_url("/database/"))
+        response = await page.goto(str(api.make_url("/no/such/page")))
+        assert response is not None and response.status == 404
+        assert await page.inner_text("h1") == "Not Found"
+        assert await page.locator("main a[href='/database/']").count() >= 1
+        page_width, inner_width, _ = await page.evaluate(OVERFLOW)
+        assert page_width <= inner_width
+        await screenshot(page, "error-404-phone.png")
     finally:
         await context.close()
