@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from services.negotiation import prefers_html, quality
 
@@ -64,3 +66,9 @@ def test_prefers_html(accept: str | None, html: bool) -> None:
 )
 def test_quality(accept: str | None, media_type: str, q: float) -> None:
     assert quality(accept, media_type) == q
+
+
+@given(st.text())
+def test_any_field_gets_an_answer(accept: str) -> None:
+    assert prefers_html(accept) in (True, False)
+    assert 0.0 <= quality(accept, "text/html") <= 1.0
