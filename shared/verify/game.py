@@ -16,8 +16,8 @@ from shared.archive.profile import (
     escape_text,
     format_dates,
 )
-from shared.gomoku.game import Color, Move, Reason, Result, Termination
-from shared.gomoku.replay import replay
+from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
+from shared.gomoku.replay import is_valid_bitboards, point_bit, replay
 from shared.sgf import GameTree, Node, Property, SgfParseError, parse
 from shared.verify.report import Check
 
@@ -135,50 +135,108 @@ def check_game(tree: GameTree) -> GameFacts:
     return _judge(values, moves, problems, replayable=not tree.variations)
 
 
-# The profile's exact line shape: the root properties in order (each fixed one with its value,
-# each other one with a value of printable ASCII holding no "\" or "]", so the parser would read
-# it unchanged), then plain moves on two lowercase letters, nothing else anywhere.
-_PLAIN_VALUE = r"([\x20-\x5b\x5e-\x7e]*)"
+# The fast path reads a line of the profile's exact shape with one regex: the root properties in
+# order (each fixed one with its value, each other one in its VALUE_FORMATS format, so the parser
+# would read it unchanged and find no problem), then moves on the board that alternate from
+# black, nothing else anywhere. re.ASCII makes \\d stricter than in VALUE_FORMATS, never looser.
 _ROOT_SHAPE = "".join(
     re.escape(f"{prop.ident}[{escape_text(prop.fixed)}]")
     if prop.fixed is not None
-    else (
-        f"(?:{prop.ident}\\[{_PLAIN_VALUE}\\])?"
-        if prop.optional
-        else f"{prop.ident}\\[{_PLAIN_VALUE}\\]"
-    )
+    else f"(?:{prop.ident}\\[(?P<{prop.ident}>{VALUE_FORMATS[prop.ident][0].pattern})\\])"
+    + ("?" if prop.optional else "")
     for prop in ROOT_PROPERTIES
 )
-_LINE_SHAPE = re.compile(rf"\(;{_ROOT_SHAPE}((?:;[BW]\[[a-z][a-z]\])*)\)", re.ASCII)
-_VARYING = tuple(prop.ident for prop in ROOT_PROPERTIES if prop.fixed is None)
-_PLAIN_MOVE = re.compile(r";([BW])\[([a-z][a-z])\]", re.ASCII)
+_MOVE_SHAPE = r"\[[a-o][a-o]\]"
+_LINE_SHAPE = re.compile(
+    rf"\(;{_ROOT_SHAPE}(?P<moves>(?:;B{_MOVE_SHAPE};W{_MOVE_SHAPE})*(?:;B{_MOVE_SHAPE})?)\)",
+    re.ASCII,
+)
+_MOVE_TEXT = re.compile(r";[BW]\[..\]", re.ASCII)
+"""One move of a line that matched ``_LINE_SHAPE``, as its six characters (``;B[hh]``)."""
+_MOVE_BY_TEXT = {
+    f";{ident}[{point}]": move
+    for ident, known in _KNOWN_MOVES.items()
+    for (point,), move in known.items()
+}
+_BIT_BY_TEXT = {
+    text: point_bit(move.x, move.y)
+    for text, move in _MOVE_BY_TEXT.items()
+    if move.x < BOARD_SIZE and move.y < BOARD_SIZE
+}
+_OUTCOMES = {
+    (re_value, termination.value): (result, termination)
+    for (termination, result), re_value in RE_BY_OUTCOME.items()
+}
+"""(RE, XER) -> (result, termination) for every pair that goes together."""
 
 
 def check_line_fast(text: str) -> GameFacts | None:
-    """``check_game(parse(text)[0])`` for a line of the profile's exact shape whose every value is
-    well formed and whose moves are all plain points; None for any other line, which then takes
-    the full parser. Equivalent by construction: the values and moves read here are the ones the
-    parser and ``_check_root``/``_read_moves`` would produce for such a line, with no problem
-    found on the way, and the rest of the check is the same ``_judge`` (a property test holds
-    the two equal on generated and mutated lines)."""
+    """``check_game(parse(text)[0])`` for a valid game line of the profile's exact shape; None
+    for any other line, which then takes the full parser.
+
+    Equivalent by construction: ``_LINE_SHAPE`` only matches lines that the parser reads into
+    the profile's root properties in order, each with a value ``_check_root`` accepts, and nodes
+    of one plain move each; the rest is ``_judge`` for a game with no problem (instants real,
+    XST not after XET, DT right, RE going with XER, ``replay`` valid). Whenever one of those
+    does not hold, the line is left to the full path. A property test holds the two equal on
+    generated, exported and mutated lines."""
     match = _LINE_SHAPE.fullmatch(text)
     if match is None:
         return None
-    values: dict[str, str] = {}
-    for ident, value in zip(_VARYING, match.groups(), strict=False):
-        if value is None:
-            continue
-        if _value_problem(ident, value) is not None:
-            return None
-        values[ident] = value
+    found = match.groupdict()
+    moves_text = found.pop("moves")
+    values = {ident: value for ident, value in found.items() if value is not None}
     values.update(_FIXED)
-    moves = []
-    for colour, point in _PLAIN_MOVE.findall(match.group(len(_VARYING) + 1)):
-        move = _KNOWN_MOVES[colour].get((point,))
-        if move is None:  # a pass ("tt"): the full path reports it
+    xst, xet = values["XST"], values["XET"]
+    start, end = _fast_instant(xst), _fast_instant(xet)
+    if start is None or end is None or start > end:
+        return None
+    if xst[:10] == xet[:10]:  # one day: format_dates gives date.isoformat(), XST's first 10
+        if values["DT"] != xst[:10]:
             return None
-        moves.append(move)
-    return _judge(values, moves, [], replayable=True)
+    elif dt_problem(values["DT"], start.date(), end.date()) is not None:
+        return None
+    outcome = _OUTCOMES.get((values["RE"], values["XER"]))
+    if outcome is None:
+        return None
+    played = _MOVE_TEXT.findall(moves_text)
+    n = len(played)
+    if not n:
+        return None
+    bit = _BIT_BY_TEXT.__getitem__
+    # The bits are summed, so a point played twice carries into another bit: each colour's
+    # count of bits equals its count of moves exactly when its points are distinct.
+    black, white = sum(map(bit, played[0::2])), sum(map(bit, played[1::2]))
+    if black.bit_count() != (n + 1) // 2 or white.bit_count() != n // 2 or black & white:
+        return None  # a point played twice: occupied
+    if not is_valid_bitboards(black, white, bit(played[-1]), n, *outcome):
+        return None
+    return GameFacts(
+        gn=values["GN"],
+        xet=xet,
+        finished=end,
+        termination=values["XER"],
+        problems=[],
+        result=outcome[0],
+        values=values,
+        moves=tuple(map(_MOVE_BY_TEXT.__getitem__, played)),
+    )
+
+
+def _fast_instant(value: str) -> datetime | None:
+    """``_timestamp(value)`` for a value already known to be YYYY-MM-DDTHH:MM:SSZ."""
+    try:
+        return datetime(
+            int(value[0:4]),
+            int(value[5:7]),
+            int(value[8:10]),
+            int(value[11:13]),
+            int(value[14:16]),
+            int(value[17:19]),
+            tzinfo=UTC,
+        )
+    except ValueError:  # e.g. month 13
+        return None
 
 
 def check_line(text: str) -> GameFacts:

@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.gomoku.replay import Verdict, coerce_moves, replay
+from shared.gomoku.replay import (
+    Verdict,
+    coerce_moves,
+    has_five,
+    is_valid_bitboards,
+    point_bit,
+    replay,
+)
 
 B, W = Color.BLACK, Color.WHITE
 
@@ -487,3 +494,44 @@ def test_agrees_with_the_naive_reference(
     coerced = coerce_moves(moves)
     if not isinstance(coerced, Verdict):
         assert replay(coerced, result, termination) == verdict
+
+
+# --- bitboards (the verifier's fast path) -------------------------------------------------------
+
+
+def bitboards(moves: Sequence[Move]) -> tuple[int, int, int]:
+    black = sum(point_bit(m.x, m.y) for m in moves[0::2])
+    white = sum(point_bit(m.x, m.y) for m in moves[1::2])
+    return black, white, point_bit(moves[-1].x, moves[-1].y)
+
+
+@pytest.mark.parametrize(("moves", "result", "termination"), VALID_GAMES)
+def test_bitboards_accept_the_valid_games(
+    moves: list[Move], result: Result, termination: Termination
+) -> None:
+    assert is_valid_bitboards(*bitboards(moves), len(moves), result, termination)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.tuples(st.integers(3, 9), st.integers(3, 9)), min_size=1, max_size=49, unique=True),
+    st.sampled_from(list(Result)),
+    st.sampled_from(list(Termination)),
+)
+def test_bitboards_agree_with_replay(
+    points: list[tuple[int, int]], result: Result, termination: Termination
+) -> None:
+    """Distinct points in a 7 x 7 square, so that fives (and fives before the end) are common."""
+    moves = alternate(*points)
+    expected = replay(moves, result, termination).valid
+    assert is_valid_bitboards(*bitboards(moves), len(moves), result, termination) is expected
+
+
+@pytest.mark.parametrize("step", [(1, 0), (0, 1), (1, 1), (1, -1)])
+def test_bitboard_runs_do_not_wrap_around_the_edges(step: tuple[int, int]) -> None:
+    for x in range(BOARD_SIZE):
+        for y in range(BOARD_SIZE):
+            run = [(x + k * step[0], y + k * step[1]) for k in range(5)]
+            bits = sum(point_bit(px % BOARD_SIZE, py % BOARD_SIZE) for px, py in run)
+            on_board = all(0 <= px < BOARD_SIZE and 0 <= py < BOARD_SIZE for px, py in run)
+            assert has_five(bits) is on_board, run

@@ -5,13 +5,19 @@ and it accepts the lines the exporter writes."""
 from __future__ import annotations
 
 import gzip
+from datetime import date
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from shared.archive.profile import RE_BY_OUTCOME, format_dates
 from shared.demo.examples import EXAMPLES_DIR
+from shared.gomoku.game import Color, Move
+from shared.gomoku.replay import replay
 from shared.sgf import SgfParseError, parse
-from shared.verify.game import check_game, check_line_fast
+from shared.verify.archive import ArchiveVerifier
+from shared.verify.game import GameFacts, check_game, check_line_fast
+from shared.verify.report import VerifyReport
 
 EXAMPLE = next(EXAMPLES_DIR.glob("*.sgf.gz"))
 LINES = gzip.decompress(EXAMPLE.read_bytes()).decode().splitlines()
@@ -33,9 +39,7 @@ def test_every_exported_line_takes_the_fast_path_with_the_same_verdict() -> None
 
 
 # Characters worth dropping into a line: SGF syntax, escapes, digits, letters past "o", "tt".
-NASTY = st.sampled_from(
-    [*"\\][;()BW0123456789:-, \tTZtoxp", "tt", "\u00e9", "BR[", "C[x]", "\\]"]
-)
+NASTY = st.sampled_from([*"\\][;()BW0123456789:-, \tTZtoxp", "tt", "\u00e9", "BR[", "C[x]", "\\]"])
 
 
 @settings(max_examples=1500, deadline=None)
@@ -75,3 +79,149 @@ def test_swapped_properties_and_moves(line: str, data: st.DataObject) -> None:
     fast = check_line_fast(text)
     if fast is not None:
         assert fast == full_path(text), text
+
+
+# --- generated games: the fast path accepts exactly the valid ones, with the same facts --------
+
+TEMPLATE = LINES[0]
+ROOT_END = TEMPLATE.index(";", 2)
+POINTS = [a + b for a in "ghijk" for b in "ghijk"]  # a 5 x 5 square: fives and repeats are common
+OUTCOMES = ["B+", "W+", "B+R", "W+R", "B+T", "W+T", "Draw"]
+ENDINGS = ["FIVE", "RESIGNATION", "TIMEOUT", "BOARD_FULL", "AGREEMENT"]
+INSTANTS = st.sampled_from(
+    [
+        "2026-08-01T00:00:00Z",
+        "2026-08-01T23:59:59Z",
+        "2026-08-02T00:00:01Z",
+        "2026-07-31T23:59:59Z",
+        "2026-12-31T23:00:00Z",
+        "2027-01-01T00:30:00Z",
+        "2026-02-29T10:00:00Z",  # no such day
+        "2026-13-01T10:00:00Z",
+        "2026-08-01T24:00:00Z",
+    ]
+)
+
+
+def set_value(line: str, ident: str, value: str) -> str:
+    start = line.index(f"]{ident}[") + len(ident) + 2
+    return line[:start] + value + line[line.index("]", start) :]
+
+
+def consistent_outcomes(moves: list[Move]) -> list[tuple[str, str]]:
+    """The (RE, XER) pairs that make ``moves`` a valid game."""
+    return [
+        (re_value, termination.value)
+        for (termination, result), re_value in RE_BY_OUTCOME.items()
+        if replay(moves, result, termination).valid
+    ]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    distinct=st.sampled_from([True, True, True, False]),
+    colours=st.sampled_from(["alternate"] * 6 + ["from white", "one swapped"]),
+    outcome=st.sampled_from(["consistent"] * 3 + ["any"]),
+    start=INSTANTS,
+    end=INSTANTS,
+    dt=st.sampled_from(["right"] * 4 + ["first day", "last day", "2026-08-01,02", "2026-08-01"]),
+    data=st.data(),
+)
+def test_generated_games_fast_path_iff_valid(
+    distinct: bool,
+    colours: str,
+    outcome: str,
+    start: str,
+    end: str,
+    dt: str,
+    data: st.DataObject,
+) -> None:
+    points = data.draw(st.lists(st.sampled_from(POINTS), min_size=1, max_size=25, unique=distinct))
+    first = 0 if colours != "from white" else 1
+    played = ["BW"[(i + first) % 2] for i in range(len(points))]
+    if colours == "one swapped":
+        played[len(points) // 2] = "BW"[(len(points) // 2 + 1) % 2]
+    moves = [
+        Move(Color(c), ord(p[0]) - 97, ord(p[1]) - 97) for c, p in zip(played, points, strict=True)
+    ]
+    pairs = consistent_outcomes(moves) if outcome == "consistent" else []
+    re_value, ending = data.draw(
+        st.sampled_from(pairs or [(r, e) for r in OUTCOMES for e in ENDINGS])
+    )
+    if data.draw(st.booleans()):
+        start, end = min(start, end), max(start, end)
+    if dt == "right":
+        try:
+            dt = format_dates(date.fromisoformat(start[:10]), date.fromisoformat(end[:10]))
+        except ValueError:
+            dt = start[:10]
+    elif dt in ("first day", "last day"):
+        dt = (start if dt == "first day" else end)[:10]
+    root = TEMPLATE[:ROOT_END]
+    for ident, value in (("RE", re_value), ("XER", ending), ("XST", start), ("XET", end)):
+        root = set_value(root, ident, value)
+    root = set_value(root, "DT", dt)
+    text = root + "".join(f";{c}[{p}]" for c, p in zip(played, points, strict=True)) + ")"
+    fast = check_line_fast(text)
+    full = full_path(text)
+    assert isinstance(full, GameFacts)
+    event("valid" if not full.problems else "not valid")
+    if fast is None:
+        assert full.problems, text  # every valid line of the exact shape takes the fast path
+    else:
+        assert fast == full, text
+        assert not full.problems
+
+
+# --- the archive's hot loop: whole blocks of lines give what line-by-line reading gives -------
+
+HOSTILE = [
+    "",
+    "\r",
+    "\ufeff",
+    "x",
+    "(;FF[4])",
+    "\u00e9",
+    "()()",
+    LINES[1].replace("GM[4]", "GM[5]"),
+    LINES[2].replace(";B[", ";W[", 1),
+    LINES[3][:-1],
+    LINES[4] + "\r",
+    "(" + "x" * 600 + ")",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(
+        st.one_of(st.sampled_from(LINES[:40]), st.sampled_from(HOSTILE)), min_size=1, max_size=40
+    ),
+    not_utf8=st.booleans(),
+    final_lf=st.booleans(),
+    chunk=st.integers(1, 3000),
+    max_problems=st.sampled_from([3, 100_000]),
+)
+def test_blocks_of_lines_give_the_report_of_line_by_line_reading(
+    lines: list[str], not_utf8: bool, final_lf: bool, chunk: int, max_problems: int
+) -> None:
+    data = "\n".join(lines).encode() + (b"\n" if final_lf else b"")
+    if not_utf8:
+        data = data.replace(b"B[", b"B\xff[", 1)
+
+    def report(verifier: ArchiveVerifier, step: int) -> VerifyReport:
+        for at in range(0, len(data), step):
+            verifier.feed(data[at : at + step])
+        return verifier.finish()
+
+    options = {"plain": True, "max_line_bytes": 500, "max_problems": max_problems}
+    # Plain text reaches the line reader in exactly the chunks fed.
+    for step in (chunk, len(data) or 1):
+        expected = report(LineByLine(**options), step)  # type: ignore[arg-type]
+        assert report(ArchiveVerifier(**options), step) == expected  # type: ignore[arg-type]
+
+
+class LineByLine(ArchiveVerifier):
+    """The verifier with its general loop only: every line found and checked one at a time."""
+
+    def _take_lines(self, block: bytes, start: int) -> int | None:
+        return start
