@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from shared.archive.stats import LENGTH_BIN, NO_TIME_CONTROL
 from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS, LICENSE, PROFILE, SCHEMA_VERSION
+from shared.gomoku.game import BOARD_SIZE
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}
@@ -26,6 +28,7 @@ _MONTH = {
     "required": [
         "month", "games", "file", "downloadUrl", "checksumUrl", "bytes", "uncompressedBytes",
         "sha256", "publishedAt", "candidateGames", "excludedGames", "exclusions", "results",
+        "stats",
     ],
     "properties": {
         "month": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"},
@@ -47,6 +50,73 @@ _MONTH = {
             "description": "Earlier files of a rebuilt month, most recently superseded first; "
             "still downloadable at their URLs",
             "items": {"$ref": "#/components/schemas/PreviousFile"},
+        },
+        "stats": {
+            "oneOf": [{"$ref": "#/components/schemas/MonthStats"}, {"type": "null"}],
+            "description": "Statistics of the month's games; null for a month published before "
+            "they were counted (its next export adds them)",
+        },
+    },
+}
+
+_COUNT = {"type": "integer", "minimum": 0}
+_MAYBE_MOVES = {"type": ["integer", "null"], "minimum": 1, "maximum": BOARD_SIZE * BOARD_SIZE}
+_MAYBE_RATING = {"type": ["integer", "null"]}
+_GRID = {
+    "type": "array",
+    "description": f"{BOARD_SIZE} rows from the top, each {BOARD_SIZE} columns from the left",
+    "minItems": BOARD_SIZE,
+    "maxItems": BOARD_SIZE,
+    "items": {"type": "array", "minItems": BOARD_SIZE, "maxItems": BOARD_SIZE, "items": _COUNT},
+}
+_MONTH_STATS = {
+    "type": "object",
+    "description": "Counted from the published games; percentiles are nearest-rank, null when "
+    "there is no value",
+    "required": ["winners", "length", "firstMoves", "allMoves", "ratings", "timeControls"],
+    "properties": {
+        "winners": {
+            "type": "object",
+            "required": ["black", "white", "draw"],
+            "properties": {"black": _COUNT, "white": _COUNT, "draw": _COUNT},
+        },
+        "length": {
+            "type": "object",
+            "description": "Game length in moves",
+            "required": ["min", "median", "p90", "max", "histogram"],
+            "properties": {
+                "min": _MAYBE_MOVES,
+                "median": _MAYBE_MOVES,
+                "p90": _MAYBE_MOVES,
+                "max": _MAYBE_MOVES,
+                "histogram": {
+                    "type": "array",
+                    "description": f"{LENGTH_BIN}-move bins from 1 to 225, ends inclusive",
+                    "items": {
+                        "type": "object",
+                        "required": ["from", "to", "games"],
+                        "properties": {"from": _COUNT, "to": _COUNT, "games": _COUNT},
+                    },
+                },
+            },
+        },
+        "firstMoves": {**_GRID, "description": "Black's first move: games per point"},
+        "allMoves": {**_GRID, "description": "Every move of both colours: stones per point"},
+        "ratings": {
+            "type": "object",
+            "description": "BR and WR of every game, each counted once per game",
+            "required": ["count", "p10", "median", "p90"],
+            "properties": {
+                "count": _COUNT,
+                "p10": _MAYBE_RATING,
+                "median": _MAYBE_RATING,
+                "p90": _MAYBE_RATING,
+            },
+        },
+        "timeControls": {
+            "type": "object",
+            "description": f"Games per XTC value in seconds; {NO_TIME_CONTROL!r}: without one",
+            "additionalProperties": _COUNT,
         },
     },
 }
@@ -257,6 +327,7 @@ def build_document() -> dict[str, Any]:
                 "Manifest": _MANIFEST,
                 "Month": _MONTH,
                 "PreviousFile": _PREVIOUS_FILE,
+                "MonthStats": _MONTH_STATS,
                 "Error": {
                     "type": "object",
                     "required": ["error", "message"],

@@ -1,7 +1,9 @@
 """The month export, used by both the worker and the CLI: one snapshot of the month's candidates
-→ classify → profile lines → deterministic gzip → 256 KiB chunks in PostgreSQL → bytes read back
-and checked → one transaction publishes. Memory stays flat: rows arrive through a server-side
-cursor and at most a few chunks are held before they are written."""
+→ classify → profile lines (counted for the month's statistics as they are written) →
+deterministic gzip → 256 KiB chunks in PostgreSQL → bytes read back and checked → one
+transaction publishes, statistics included. Memory stays flat: rows arrive through a
+server-side cursor, at most a few chunks are held before they are written, and the statistics
+are counts."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ import asyncpg
 from shared.archive.classify import classify
 from shared.archive.months import Month
 from shared.archive.names import CHUNK_SIZE, archive_file_name
-from shared.archive.profile import game_line, order_key
+from shared.archive.profile import game_parts, order_key
+from shared.archive.stats import StatsCounter
 from shared.archive.stream import ArchiveStream
 from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS
 from shared.db import archive_store, locks, source
@@ -237,6 +240,7 @@ async def _build(
 ) -> tuple[Counts, BuiltFile | None]:
     exclusions: Counter[str] = Counter()
     results: Counter[str] = Counter()
+    stats = StatsCounter()
     chunks = _ChunkWriter(write_conn, archive_id)
     stream: _BackgroundStream | None = None
     lines: list[str] = []
@@ -258,7 +262,9 @@ async def _build(
                     raise ExportFailed(f"{month}: the source returned games out of archive order")
                 previous_key = key
                 results[verdict.termination.value] += 1
-                line = game_line(verdict)
+                parts = game_parts(verdict)
+                stats.add(verdict, parts)
+                line = "".join(parts)
                 lines.append(line)
                 held += len(line)
                 if held >= _BLOCK_CHARS:
@@ -278,6 +284,7 @@ async def _build(
         excluded_games=excluded,
         exclusions={r: exclusions[r] for r in ALL_REASONS},
         results={t: results[t] for t in ALL_TERMINATIONS},
+        stats=stats.result(),
     )
     if counts.games == 0:
         return counts, None

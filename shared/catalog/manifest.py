@@ -12,6 +12,13 @@ from typing import Any
 
 from shared.archive.names import checksum_url, download_url, torrent_url
 from shared.archive.profile import PROFILE_ID
+from shared.archive.stats import (
+    NO_TIME_CONTROL,
+    MonthStats,
+    grid,
+    length_histogram,
+    percentile,
+)
 from shared.gomoku.game import BOARD_SIZE, REPLAY_REASONS, Reason, Termination
 
 PROFILE = PROFILE_ID
@@ -62,6 +69,8 @@ class MonthSummary:
     results: Mapping[str, int]
     previous: Sequence[PreviousFile] = ()
     """The month's superseded files, in any order (the manifest lists them newest first)."""
+    stats: MonthStats | None = None
+    """The published games' statistics; None for a month published before they were counted."""
 
 
 def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
@@ -92,6 +101,37 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "exclusions": full_counts(summary.exclusions, ALL_REASONS),
         "results": full_counts(summary.results, ALL_TERMINATIONS),
         "previousFiles": [previous_entry(p) for p in newest_first(summary.previous)],
+        "stats": None if summary.stats is None else stats_entry(summary.stats),
+    }
+
+
+def stats_entry(stats: MonthStats) -> dict[str, Any]:
+    """A month's ``stats`` object; percentiles are nearest-rank, null without values."""
+    lengths = stats.lengths
+    return {
+        "winners": dict(stats.winners),
+        "length": {
+            "min": min(lengths, default=None),
+            "median": percentile(lengths, 50),
+            "p90": percentile(lengths, 90),
+            "max": max(lengths, default=None),
+            "histogram": [
+                {"from": first, "to": last, "games": games}
+                for first, last, games in length_histogram(lengths)
+            ],
+        },
+        "firstMoves": grid(stats.first_moves),
+        "allMoves": grid(stats.all_moves),
+        "ratings": {
+            "count": sum(stats.ratings.values()),
+            "p10": percentile(stats.ratings, 10),
+            "median": percentile(stats.ratings, 50),
+            "p90": percentile(stats.ratings, 90),
+        },
+        "timeControls": {
+            NO_TIME_CONTROL if seconds is None else str(seconds): games
+            for seconds, games in stats.time_controls.items()
+        },
     }
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 import asyncpg
 
 from shared.archive.names import CHUNK_SIZE
+from shared.archive.stats import MonthStats
 from shared.catalog.manifest import (
     ALL_REASONS,
     ALL_TERMINATIONS,
@@ -56,7 +57,11 @@ class ArchiveRow:
     """The last export that produced these bytes (see migration 0003)."""
     mirror: MirrorRecord
 
-    def summary(self, previous: Sequence[PreviousFile] = ()) -> MonthSummary:
+    def summary(
+        self, previous: Sequence[PreviousFile] = (), stats: MonthStats | None = None
+    ) -> MonthSummary:
+        """The row's manifest entry; ``stats`` as ``manifest_summaries`` reads them (None: not
+        counted)."""
         assert self.published_at is not None, "only published rows have a manifest entry"
         return MonthSummary(
             month=self.month,
@@ -71,6 +76,7 @@ class ArchiveRow:
             exclusions=self.exclusions,
             results=self.results,
             previous=tuple(previous),
+            stats=stats,
         )
 
     def previous_file(self) -> PreviousFile:
@@ -125,6 +131,9 @@ class Counts:
     excluded_games: int
     exclusions: Mapping[str, int]
     results: Mapping[str, int]
+    stats: MonthStats | None = None
+    """The published games' statistics; None when they were not counted (the row's stats
+    are then NULL, and the manifest says ``"stats": null``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +148,8 @@ ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
     published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
     mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
+"""Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
+kilobytes of counts that a download's lookup should not fetch and decode."""
 _MIRROR_COLUMNS = {
     "s3_bucket": "bucket",
     "s3_key": "key",
@@ -153,6 +164,7 @@ _MIRROR_COLUMNS = {
 
 def archive_row(record: asyncpg.Record) -> ArchiveRow:
     values = dict(record)
+    values.pop("stats", None)  # read by manifest_summaries alone
     # jsonb keeps no key order: give every reader the documented order, zeros included.
     values["exclusions"] = full_counts(values["exclusions"], ALL_REASONS)
     values["results"] = full_counts(values["results"], ALL_TERMINATIONS)
@@ -182,13 +194,21 @@ async def superseded_archives(conn: Connection) -> list[ArchiveRow]:
 
 
 async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
-    """What the manifest lists: each published month with its version history. The API's
-    cache and the ``manifest`` command both read it here, so they print the same document."""
-    rows = await published_archives(conn)
+    """What the manifest lists: each published month with its version history and its
+    statistics. The API's cache and the ``manifest`` command both read it here, so they print
+    the same document."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS}, stats FROM archives WHERE state = 'published' ORDER BY month DESC"
+    )
     history: dict[str, list[PreviousFile]] = {}
     for old in await superseded_archives(conn):
         history.setdefault(old.month, []).append(old.previous_file())
-    return [r.summary(history.get(r.month, ())) for r in rows]
+    summaries = []
+    for record in rows:
+        row = archive_row(record)
+        stats = None if record["stats"] is None else MonthStats.from_json(record["stats"])
+        summaries.append(row.summary(history.get(row.month, ()), stats))
+    return summaries
 
 
 async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:
@@ -405,17 +425,21 @@ async def _drop(conn: Connection, archive_id: int) -> None:
 
 
 async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> ArchiveRow:
-    """The export's counts on the row it publishes (or leaves published), and the time of this
-    good build."""
+    """The export's counts and statistics on the row it publishes (or leaves published), and
+    the time of this good build. Statistics are a function of the file's bytes, so on a row
+    kept because the bytes came out the same they only change from NULL (a row published
+    before they were counted) to the counts."""
     row = await conn.fetchrow(
         "UPDATE archives SET games = $2, candidate_games = $3, excluded_games = $4, "
-        f"exclusions = $5, results = $6, built_at = now() WHERE id = $1 RETURNING {ROW_COLUMNS}",
+        "exclusions = $5, results = $6, stats = $7, built_at = now() "
+        f"WHERE id = $1 RETURNING {ROW_COLUMNS}",
         archive_id,
         counts.games,
         counts.candidate_games,
         counts.excluded_games,
         dict(counts.exclusions),
         dict(counts.results),
+        None if counts.stats is None else counts.stats.to_json(),
     )
     assert row is not None
     return archive_row(row)

@@ -45,8 +45,8 @@ async def api(db_dsn: str, pool: Pool, months: None) -> AsyncIterator[Client]:
 
 async def expected_document(pool: Pool) -> dict[str, object]:
     async with pool.acquire() as conn:
-        rows = await archive_store.published_archives(conn)
-    return build_manifest([r.summary() for r in rows])
+        summaries = await archive_store.manifest_summaries(conn)
+    return build_manifest(summaries)
 
 
 async def test_the_manifest_is_the_published_rows(api: Client, pool: Pool) -> None:
