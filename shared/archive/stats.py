@@ -75,6 +75,17 @@ class StatsCounter:
         """``add`` for a caller that has not formatted the game's line."""
         self.add(record, game_parts(record))
 
+    def merge(self, other: StatsCounter) -> None:
+        """Add ``other``'s counts to these: the counts of both sets of games (a two-process
+        export counts each slice apart and merges them)."""
+        self._winners.update(other._winners)
+        for moves, games in enumerate(other._lengths):
+            self._lengths[moves] += games
+        self._first.update(other._first)
+        self._nodes.update(other._nodes)
+        self._ratings.update(other._ratings)
+        self._time_controls.update(other._time_controls)
+
     def result(self) -> MonthStats:
         first = [0] * POINTS
         for node, count in self._first.items():

@@ -4,6 +4,7 @@ the stored form, and a property test against a naive recount of the written line
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import re
 import uuid
@@ -288,3 +289,18 @@ def test_counts_equal_a_naive_recount(records: list[GameRecord]) -> None:
     assert list(entry["timeControls"]) == sorted(
         entry["timeControls"], key=lambda k: (k == "none", int(k) if k != "none" else 0)
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(games(), max_size=30), st.lists(st.integers(0, 30), max_size=4))
+def test_merged_parts_count_as_the_whole(records: list[GameRecord], cuts: list[int]) -> None:
+    # What a two-process export does: each slice counted apart (in another process: pickled),
+    # then merged in order.
+    edges = [0, *sorted(min(c, len(records)) for c in cuts), len(records)]
+    total = StatsCounter()
+    for lo, hi in pairwise(edges):
+        part = StatsCounter()
+        for record in records[lo:hi]:
+            part.add_record(record)
+        total.merge(pickle.loads(pickle.dumps(part)))
+    assert total.result() == counted(*records)
