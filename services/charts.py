@@ -8,8 +8,9 @@ screen readers, and a table test of the geometry in ``tests/unit/services/test_c
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +147,226 @@ def board(
         Stone(margin + x * cell, margin + y * cell, colour, text) for x, y, colour, text in stones
     )
     return Board(title, size, tuple(lines), tuple(labels), placed)
+
+
+# --- a month's statistics (the manifest's "stats" object) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One colour's share of a stacked bar; ``kind`` is its CSS class."""
+
+    x: float
+    width: float
+    kind: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Legend:
+    """Text at (x, y) anchored ``start``, ``middle`` or ``end`` (SVG's text-anchor)."""
+
+    x: float
+    y: float
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True, slots=True)
+class WinnersBar:
+    """Black's, the draws' and white's shares of a month's games as one bar, left to right."""
+
+    title: str
+    description: str
+    width: int
+    height: int
+    bar_y: float
+    bar_height: float
+    segments: tuple[Segment, ...]
+    legend: tuple[Legend, ...]
+
+
+_WINNERS = (("black", "Black won"), ("draw", "Drawn"), ("white", "White won"))
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%"
+
+
+def winners_bar(winners: Mapping[str, int], *, title: str) -> WinnersBar | None:
+    """``winners``: the stats object's ``{black, white, draw}``; None without games."""
+    total = sum(winners.get(key, 0) for key, _ in _WINNERS)
+    if total == 0:
+        return None
+    width, height, bar_y, bar_h = 720, 64, 4, 30
+    segments: list[Segment] = []
+    x = 0.0
+    for key, words in _WINNERS:
+        count = winners.get(key, 0)
+        share = width * count / total
+        games = f"{count:,} game{'s' if count != 1 else ''}"
+        segments.append(Segment(x, share, key, f"{words}: {games} ({_share(count, total)})"))
+        x += share
+    black, draw, white = (winners.get(key, 0) for key, _ in _WINNERS)
+    legend = (
+        Legend(0, height - 8, f"Black {_share(black, total)}", "start"),
+        Legend(width / 2, height - 8, f"Draws {_share(draw, total)}", "middle"),
+        Legend(width, height - 8, f"White {_share(white, total)}", "end"),
+    )
+    description = (
+        f"Of {total:,} games, black won {black:,} ({_share(black, total)}), white won "
+        f"{white:,} ({_share(white, total)}) and {draw:,} were drawn ({_share(draw, total)})."
+    )
+    return WinnersBar(title, description, width, height, bar_y, bar_h, tuple(segments), legend)
+
+
+_LABEL_ROOM = 24
+
+
+def length_chart(length: Mapping[str, Any], *, title: str) -> BarChart | None:
+    """``length``: the stats object's ``{min, median, p90, max, histogram}``; one bar per bin,
+    None without games."""
+    bins: Sequence[Mapping[str, int]] = length["histogram"]
+    games = sum(b["games"] for b in bins)
+    if games == 0:
+        return None
+    chart = bar_chart(
+        [(f"{b['from']}-{b['to']}", b["games"]) for b in bins],
+        title=title,
+        unit="games",
+        series="bins",
+    )
+    assert chart is not None
+    common = max(bins, key=lambda b: b["games"])
+    description = (
+        f"Moves per game in {games:,} games, in bins of {bins[0]['to'] - bins[0]['from'] + 1} "
+        f"moves: the shortest game has {length['min']} moves, the median {length['median']}, "
+        f"90% of games have at most {length['p90']}, the longest {length['max']}. The most "
+        f"common length is {common['from']} to {common['to']} moves, {common['games']:,} games."
+    )
+    # Room on the right for the last bin's label ("221-225"), centred under the last bar.
+    return replace(chart, description=description, width=chart.width + _LABEL_ROOM)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """The top-left corner of a point's square."""
+
+    x: int
+    y: int
+
+
+@dataclass(frozen=True, slots=True)
+class Shade:
+    """The cells drawn at one shade; ``level`` 1 (palest) to ``HEAT_LEVELS`` (the peak)."""
+
+    level: int
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Letters:
+    """One ``<text>`` whose every character has its own position (SVG's x and y lists)."""
+
+    xs: tuple[int, ...]
+    ys: tuple[int, ...]
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Heatmap:
+    """Counts per board point as shaded squares, columns a-o from the left and rows a-o from
+    the top (the profile's coordinates); points never played stay blank."""
+
+    title: str
+    description: str
+    size: int
+    cell: int
+    origin: int
+    """Where the first row and column start (the letters sit in the margin before it)."""
+    columns: Letters
+    rows: Letters
+    shades: tuple[Shade, ...]
+
+
+HEAT_LEVELS = 8
+"""Shades of a heatmap (CSS classes h1 to h8). A count's shade grows with the square root of
+its share of the peak, so that rarely played points stay visible beside the most played one."""
+
+
+def heatmap(
+    grid: Sequence[Sequence[int]], *, title: str, what: str, unit: str, top: int = 3
+) -> Heatmap | None:
+    """``grid``: rows from the top, each of columns from the left (``firstMoves``,
+    ``allMoves``); ``what`` names the counts in the description ("Black's first move in
+    2,000 games"), ``unit`` a count ("games", "stones"). None when every count is zero."""
+    side = len(grid)
+    counts = [(grid[y][x], x, y) for y in range(side) for x in range(side)]
+    peak = max(count for count, _, _ in counts)
+    if peak == 0:
+        return None
+    cell, origin = 20, 18
+    levels: dict[int, list[Cell]] = {}
+    for count, x, y in counts:
+        if count:
+            level = max(1, math.ceil(HEAT_LEVELS * math.sqrt(count / peak)))
+            levels.setdefault(level, []).append(Cell(origin + x * cell, origin + y * cell))
+    centres = tuple(origin + i * cell + cell // 2 for i in range(side))
+    letters = LETTERS[:side]
+    columns = Letters(centres, (origin - 5,) * side, letters, "middle")
+    rows = Letters((origin - 5,) * side, tuple(c + 4 for c in centres), letters, "end")
+    total = sum(count for count, _, _ in counts)
+    ranked = sorted(counts, key=lambda c: (-c[0], c[2], c[1]))[:top]
+    most = ", ".join(
+        f"{LETTERS[x]}{LETTERS[y]} {count:,} ({_share(count, total)})"
+        for count, x, y in ranked
+        if count
+    )
+    played = sum(1 for count, _, _ in counts if count)
+    description = (
+        f"{what}, on the {side} × {side} board with columns a to {letters[-1]} from the left "
+        f"and rows a to {letters[-1]} from the top; darker squares were played more often. "
+        f"Most played (column, then row): {most}. {played} of {side * side} points were "
+        f"played at least once ({total:,} {unit} in all)."
+    )
+    shades = tuple(Shade(level, tuple(levels[level])) for level in sorted(levels))
+    return Heatmap(
+        title, description, origin + side * cell + 2, cell, origin, columns, rows, shades
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MonthFigures:
+    """The four pictures of a month's statistics (a month without games or stats has none)."""
+
+    winners: WinnersBar
+    lengths: BarChart
+    first_moves: Heatmap
+    all_moves: Heatmap
+
+
+def month_figures(month: Mapping[str, Any]) -> MonthFigures | None:
+    """The figures of a manifest month; None when it has no statistics or no games."""
+    stats: Mapping[str, Any] | None = month.get("stats")
+    if not stats:
+        return None
+    name = month["month"]
+    games = sum(stats["winners"].values())
+    winners = winners_bar(stats["winners"], title=f"{name}: who won")
+    lengths = length_chart(stats["length"], title=f"{name}: game length in moves")
+    first = heatmap(
+        stats["firstMoves"],
+        title=f"{name}: where black's first move was played",
+        what=f"Black's first move in {games:,} games",
+        unit="games",
+    )
+    every = heatmap(
+        stats["allMoves"],
+        title=f"{name}: where all moves were played",
+        what=f"Every move of both players in {games:,} games",
+        unit="stones",
+    )
+    if winners is None or lengths is None or first is None or every is None:
+        return None
+    return MonthFigures(winners, lengths, first, every)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.charts import bar_chart
+from services.charts import bar_chart, month_figures
 from services.page_examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from services.page_profile import example_line
 from services.templating import render
@@ -60,6 +60,8 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         unit="games",
         series="months",
     )
+    figures = {m["month"]: month_figures(m) for m in months}
+    newest_stats = next((m for m in months if figures[m["month"]]), None)
     html = render(
         "database.html",
         totals=totals(months),
@@ -68,6 +70,8 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         license=manifest["license"],
         chart=chart,
         months=months,
+        figures=figures,
+        newest_stats=newest_stats,
         sample=example_line().rstrip("\n"),
         download_url=download,
         checksum_url=download + ".sha256",

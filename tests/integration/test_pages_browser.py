@@ -1,8 +1,8 @@
 """The public pages in a real headless Chromium (Debian's, driven by Playwright): the table
 matches the manifest, the links download the real files, the details and the chart are there,
 the page works without JavaScript, fits 1280 px and a 390 px phone without sideways scrolling,
-and months have anchors; / leads a browser to it, and errors are pages. Screenshots go to
-tests/artifacts/."""
+months have anchors, and the statistics are SVG pictures with titles and descriptions; / leads
+a browser to it, and errors are pages. Screenshots go to tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ async def test_the_table_matches_the_manifest_and_links_download(
         for reason, count in august["exclusions"].items():
             assert f"{reason}: {count:,}" in text
 
-        bars = page.locator("svg.chart rect.bar")
+        bars = page.locator("#games-per-month rect.bar")
         assert await bars.count() == 3
         assert "2026-08: 80 games" in (await bars.nth(0).text_content() or "")
 
@@ -234,6 +234,62 @@ async def test_the_database_page_fits_without_sideways_scrolling(
         assert await target.get_attribute("id") == "2026-08"
         box = await target.bounding_box()
         assert box is not None and 0 <= box["y"] < viewport["height"]
+    finally:
+        await context.close()
+
+
+STATS_FIGURES = ("winners", "lengths", "first-moves", "all-moves")
+
+
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "1280"), (PHONE, "390")])
+async def test_the_statistics_are_pictures_a_screen_reader_can_name(
+    api: Client, browser: Browser, viewport: ViewportSize, name: str
+) -> None:
+    manifest = await manifest_of(api)
+    newest = manifest["months"][0]
+    stats = newest["stats"]
+    context = await browser.new_context(
+        java_script_enabled=False, viewport=viewport, is_mobile=viewport is PHONE
+    )
+    try:
+        page = await context.new_page()
+        await page.goto(str(api.make_url("/database/")))
+        assert await page.inner_text("h2#stats") == f"Statistics of {newest['month']}"
+        width = viewport["width"]
+        for month in ("newest", "2026-08"):
+            if month != "newest":  # a month's own pictures are one click away
+                details = page.locator(f'tr.details[data-month="{month}"] details')
+                assert not await page.locator(f"#stats-{month}-winners").is_visible()
+                await details.locator("summary").click()
+            for figure in STATS_FIGURES:
+                svg = page.locator(f"svg#stats-{month}-{figure}")
+                assert await svg.is_visible(), (month, figure)
+                assert await svg.get_attribute("role") == "img"
+                title_id, desc_id = (await svg.get_attribute("aria-labelledby") or "").split()
+                title = await svg.locator(f"title#{title_id}").text_content()
+                desc = await svg.locator(f"desc#{desc_id}").text_content()
+                assert title and title.startswith(newest["month"] if month == "newest" else month)
+                assert desc and len(desc) > 40
+                box = await svg.bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+        winners = stats["winners"]
+        desc = await page.locator("#stats-newest-winners desc").text_content()
+        assert desc is not None and desc.startswith(
+            f"Of {newest['games']:,} games, black won {winners['black']:,}"
+        )
+        assert await page.locator("#stats-newest-lengths rect.bar").count() == len(
+            stats["length"]["histogram"]
+        )
+        # The zero-game month has no pictures, and says why.
+        empty = page.locator('tr.details[data-month="2026-09"] details')
+        await empty.locator("summary").click()
+        assert "No games, so nothing to draw." in await empty.inner_text()
+        assert await page.locator('[id^="stats-2026-09-"]').count() == 0
+        page_width, inner_width, _ = await page.evaluate(OVERFLOW)
+        assert page_width <= inner_width
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        await page.locator(".stats").first.screenshot(path=str(ARTIFACTS / f"stats-{name}.png"))
+        await screenshot(page, f"database-stats-{name}.png")
     finally:
         await context.close()
 
