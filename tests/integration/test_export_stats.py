@@ -5,8 +5,13 @@ published before migration 0004, and rebuilds that keep or restore a file's byte
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import json
+import os
 import re
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from typing import Any
@@ -142,12 +147,21 @@ async def test_the_manifest_stats_are_the_archive_lines_counted(db_dsn: str, poo
 
 async def test_the_manifest_command_prints_the_same_stats(db_dsn: str, pool: Pool) -> None:
     await publish_demo_month(pool, AUG, 60)
-    async with pool.acquire() as conn:
-        summaries = await archive_store.manifest_summaries(conn)
+    await publish_demo_month(pool, SEP, 0)
+    command = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "shared.cli.main", "manifest"],
+        env={**os.environ, "DATABASE_URL": db_dsn, "LOG_FORMAT": "json"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    printed = json.loads(command.stdout)
     async with serving(db_dsn, pool) as api:
-        assert await served_manifest(api) == build_manifest(summaries)
-    (only,) = summaries
-    assert only.stats is not None and only.stats.games == only.games
+        assert printed == await served_manifest(api)
+    assert [m["stats"]["winners"]["black"] >= 0 for m in printed["months"]] == [True, True]
+    assert sum(printed["months"][1]["stats"]["winners"].values()) == printed["months"][1]["games"]
 
 
 async def stats_column(pool: Pool, archive_id: int) -> object:
