@@ -19,6 +19,7 @@ file used to need about 1.5 GB as a tree.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -115,9 +116,7 @@ def check_sgf(data: bytes) -> CheckReport:
     return check_chunks([data])
 
 
-def check_chunks(
-    chunks: Iterable[bytes], *, max_listed: int = MAX_LISTED_FINDINGS
-) -> CheckReport:
+def check_chunks(chunks: Iterable[bytes], *, max_listed: int = MAX_LISTED_FINDINGS) -> CheckReport:
     """``check_sgf`` over a collection arriving in chunks (a file read piece by piece): memory
     stays bounded whatever the size of the collection or of one game."""
     kept = _Findings(max_listed)
@@ -292,6 +291,27 @@ class _GameChecker:
             self._fallback_node = number
         self._node_number = number + 1
 
+    def moves(self, run: str, line: int, column: int) -> bool:
+        """``node`` for each plain move node of ``run`` (see ``TreeListener.moves``), taken
+        only when none of them gets a finding: every value is one of the board's points (so
+        the node checks pass, as in ``node``'s fast path) and the replay takes them all."""
+        number = self._node_number
+        values = _RUN_VALUES.findall(run)
+        quiet = self._quiet_moves
+        if not number or (quiet is not None and not quiet.issuperset(values)):
+            return False
+        replay = self._replay
+        if (
+            replay is not None
+            and not self._variation_closed
+            and not replay.moves(run[1::6], values, number)
+        ):
+            return False
+        if self._fallback_node is None and self._charset.fallback_count:
+            self._fallback_node = number
+        self._node_number = number + len(values)
+        return True
+
     def finish(self) -> _Findings:
         """The game's findings, once its last ")" was read."""
         if self._old_identifier is not None:
@@ -452,6 +472,7 @@ class _GameChecker:
 
 
 _MOVES = frozenset({"B", "W"})
+_RUN_VALUES = re.compile(r"\[(..)\]")
 
 
 def _quiet_moves(info: RootInfo) -> frozenset[str] | None:

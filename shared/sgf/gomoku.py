@@ -167,12 +167,69 @@ class MainLineReplay:
         if _makes_five(board, cells, stone):
             self._five = _Five(colour, value, node_number)
 
+    def moves(self, colours: str, values: list[str], node_number: int) -> bool:
+        """``node`` for a run of plain move nodes (``colours[i]`` plays ``values[i]`` at node
+        ``node_number + i``), taken only when none of them would be reported: the colours
+        alternate from the one to play, every point is on the board, empty and played once, and
+        no five is made before the last move. Otherwise it returns False with the board as it
+        was, and the nodes come one by one."""
+        if self._five is not None:
+            return False  # the moves after a five are reported (GK004)
+        first = colours[0]
+        other = _OTHER[first]
+        if (
+            (self._to_play is not None and first != self._to_play)
+            or colours[0::2].strip(first)
+            or colours[1::2].strip(other)
+        ):
+            return False  # not alternating: GK001
+        index = self._layout.cells
+        points = set(values)
+        if len(points) != len(values) or not points <= index.keys():
+            return False  # a point played twice (GK002), or a pass or off the board
+        cells = list(map(index.__getitem__, values))
+        board = self._board
+        placed = _place(board, cells, _STONES[first], _STONES[other])
+        if placed < len(cells):
+            _lift(board, cells[:placed])
+            return False  # an occupied point: GK002
+        if _FIVES[1] in board or _FIVES[2] in board:
+            last = cells[-1]
+            _lift(board, [last])
+            five_before = _FIVES[1] in board or _FIVES[2] in board
+            board[last[0]] = board[last[1]] = board[last[2]] = board[last[3]] = _STONES[colours[-1]]
+            if five_before:
+                _lift(board, cells)
+                return False  # a five before the last move (or from setup stones): replay it
+            self._five = _Five(colours[-1], values[-1], node_number + len(values) - 1)
+        self._to_play, self._to_play_from_pl = _OTHER[colours[-1]], False
+        return True
+
     def finish(self) -> None:
         """Check RE against the final position; call once, after the last node."""
         if self._result is not None:
             prop, node_number = self._result
             last_move_made_five = self._five is not None and self._moves_after_five == 0
             _check_result(prop, node_number, self._five, last_move_made_five, self._report)
+
+
+def _place(
+    board: bytearray, cells: list[tuple[int, int, int, int]], first: int, second: int
+) -> int:
+    """Place alternating stones on the points of ``cells`` until one is occupied; returns how
+    many were placed."""
+    stone = first
+    for placed, (a, b, c, d) in enumerate(cells):
+        if board[a]:
+            return placed
+        board[a] = board[b] = board[c] = board[d] = stone
+        stone = second if stone == first else first
+    return len(cells)
+
+
+def _lift(board: bytearray, cells: list[tuple[int, int, int, int]]) -> None:
+    for a, b, c, d in cells:
+        board[a] = board[b] = board[c] = board[d] = 0
 
 
 def _read_node(

@@ -57,6 +57,8 @@ _TOKEN = re.compile(
 )
 _HOT_NODE, _HOT, _SEMICOLON, _OPEN, _CLOSE, _SPACE, _IDENT = 2, 4, 5, 6, 7, 8, 9
 _NODE_AFTER_VARIATION = "node after a variation: a game tree's nodes come before its variations"
+_MOVE_RUN = re.compile(r"(?:;[BW]\[[a-z][a-z]\](?=[;()]))+")
+"""Nodes that ``_TOKEN``'s first alternative would each read as one move of a plain value."""
 _BLANKS = re.compile(r"[ \t\n\r\f\v]*")
 _VALUE_STOP = re.compile(r"[\]\\]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -147,6 +149,13 @@ class TreeListener(Protocol):
 
     def close_tree(self) -> None: ...
 
+    def moves(self, run: str, line: int, column: int) -> bool:
+        """Take a run of plain move nodes at once: ``run`` is one or more ``;B[xy]`` or
+        ``;W[xy]`` (six characters each, two lowercase letters), the first node at ``line`` and
+        ``column``. It must do what ``node`` would do for each; when it cannot say that cheaply
+        it returns False having changed nothing, and the nodes then come one by one."""
+        ...
+
 
 def stream_game_trees(
     chunks: Iterable[bytes], start_game: Callable[[TreeCharset], TreeListener]
@@ -230,6 +239,8 @@ class _Reader:
         stack = self._stack
         props = self._props
         match = _TOKEN.match
+        runs = self._start_game is not None  # a listener may take runs of moves at once
+        single_until = 0  # a run the listener did not take is read node by node up to here
         while pos < size:
             if not stack and not self._seen_tree:
                 # Skip whatever precedes the first game tree.
@@ -262,6 +273,14 @@ class _Reader:
                     else:
                         # Not for a root node (its CA must be read) nor where ';' is an error.
                         hot = not children and (len(stack) > 1 or bool(nodes))
+                    if hot and runs and nodes and pos >= single_until:
+                        run = _MOVE_RUN.match(text, pos)
+                        if run is not None:
+                            assert self._listener is not None
+                            if self._listener.moves(run[0], line, pos - line_start + 1):
+                                pos = run.end()
+                                continue
+                            single_until = run.end()
                     if hot:
                         column = pos - line_start + 1
                         prop = new_property(found[1], (found[2],), line, column + 1)

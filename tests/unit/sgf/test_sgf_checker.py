@@ -16,6 +16,7 @@ from shared.sgf import (
     parse,
     resolve_root,
 )
+from shared.sgf.checker import _GameChecker
 
 Row = tuple[str, int, int, str]
 
@@ -311,3 +312,78 @@ def test_messages_quote_long_values_shortened() -> None:
     report = check_sgf(b"(;SZ[19];B[aa]DO[" + b"x" * 100_000 + b"])")
     [finding] = report.findings
     assert finding.message == "DO[" + "x" * 37 + "...] should be an empty value"
+
+
+# --- runs of plain moves taken at once -----------------------------------------------------------
+
+ROOTS = st.sampled_from(
+    [
+        "(;GM[4]SZ[15]RE[B+]",
+        "(;GM[4]SZ[15]RE[W+R]",
+        "(;FF[4]GM[4]CA[UTF-8]SZ[15]RE[Draw]",
+        "(;GM[4]SZ[15]",
+        "(;GM[4]SZ[15]AB[ii][jj]RE[B+]",
+        "(;GM[4]SZ[15]AB[hh][ih][jh][kh]RE[B+]",  # four in a row from setup stones
+        "(;GM[4]SZ[15]AW[ii]AE[ii]PL[W]RE[W+]",
+        "(;GM[4]SZ[15]PL[W]",
+        "(;GM[4]",
+        "(;GM[4]SZ[7]RE[B+]",
+        "(;GM[4]SZ[25]RE[B+]",
+        "(;GM[1]SZ[19]",
+        "(;GM[1]SZ[9]",
+        "(;GM[2]",
+    ]
+)
+ODD_NODES = st.sampled_from(
+    [";B[]", ";W[tt]", ";B[zz]", ";W[hh]C[x]", ";B[hh]\n", "\n;W[ii]", ";AB[gg]", ";PL[B]", ";"]
+)
+
+
+@st.composite
+def move_nodes(draw: st.DrawFn) -> str:
+    nodes = []
+    colour = draw(st.sampled_from("BW"))
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.integers(0, 20))
+        if kind == 0:
+            nodes.append(draw(ODD_NODES))
+            continue
+        if kind == 1:
+            colour = "BW"[colour == "B"]  # the same colour twice
+        if kind == 2:  # five on column a, the other colour answering on column c
+            other = "BW"[colour == "B"]
+            nodes.append("".join(f";{colour}[a{r}];{other}[c{r}]" for r in "abcd"))
+            nodes.append(f";{colour}[ae]")
+            colour = other
+            continue
+        point = draw(st.sampled_from("fghij")) + draw(st.sampled_from("fghij"))
+        nodes.append(f";{colour}[{point}]")
+        colour = "BW"[colour == "B"]
+    return "".join(nodes)
+
+
+@st.composite
+def collections(draw: st.DrawFn) -> bytes:
+    games = []
+    for _ in range(draw(st.integers(1, 3))):
+        game = draw(ROOTS) + draw(move_nodes())
+        if draw(st.integers(0, 5)) == 0:
+            game += f"({draw(move_nodes())})({draw(move_nodes())})"
+        games.append(game + ")")
+    return "\n".join(games).encode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=collections(), chunk=st.integers(1, 200))
+def test_runs_of_moves_give_the_findings_of_node_by_node_checking(data: bytes, chunk: int) -> None:
+    def summary(report: CheckReport) -> tuple[object, ...]:
+        error = report.parse_error
+        where = None if error is None else (error.message, error.line, error.column)
+        return where, report.games, report.findings, report.counts
+
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_GameChecker, "moves", lambda self, run, line, column: False)
+        expected = summary(check_chunks(chunks))
+    assert summary(check_chunks(chunks)) == expected
+    assert summary(check_sgf(data)) == expected
