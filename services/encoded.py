@@ -63,11 +63,13 @@ def respond_encoded(
     *,
     content_type: str,
     caching: Mapping[str, str],
+    headers: Mapping[str, str] | None = None,
 ) -> web.Response:
     """200 (gzip-coded when the client accepts it), 304 or 412. ``caching`` must carry
-    ``Vary: Accept-Encoding`` (and whatever else the body depends on)."""
+    ``Vary: Accept-Encoding`` (and whatever else the body depends on); ``headers`` go with a
+    200 only, like the content type."""
     body, etag, coding = negotiate(request, encoded)
-    content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type, **coding}
+    content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type, **(headers or {}), **coding}
     return respond_bytes(
         request,
         body,

@@ -5,19 +5,18 @@ of ``/`` for browsers (``services.middleware`` decides when)."""
 from __future__ import annotations
 
 import functools
-import hashlib
 from http import HTTPStatus
 
 from aiohttp import hdrs, web
 
-from services.conditional import respond_bytes
+from services.encoded import Encoded, encode, respond_encoded
 from services.keys import MANIFEST
 from services.manifest_cache import Snapshot
 from services.page_database import render_database_page
 from services.page_profile import render_profile_page
 from services.public_urls import origin_of, vary
 from services.templating import render
-from shared.web.conditions import EntityTag, Representation, strong_etag
+from shared.web.conditions import EntityTag
 
 HTML = "text/html; charset=utf-8"
 CSP = (
@@ -25,25 +24,23 @@ CSP = (
     "form-action 'none'; frame-ancestors 'none'"
 )
 """No scripts at all: the pages work without JavaScript, so they may forbid it."""
-_CONTENT: dict[str, str] = {hdrs.CONTENT_TYPE: HTML, "Content-Security-Policy": CSP}
+_SECURITY: dict[str, str] = {"Content-Security-Policy": CSP}
 
 
 class DatabasePage:
-    """The last rendering, keyed by the manifest's ETag."""
+    """The last rendering and its gzip twin, keyed by the manifest's ETag."""
 
     def __init__(self) -> None:
         self._key: tuple[EntityTag, str] | None = None
-        self._body = b""
-        self._etag = strong_etag("none")
+        self._page = encode(b"")
 
-    def for_snapshot(self, snapshot: Snapshot, origin: str) -> tuple[bytes, EntityTag]:
+    def for_snapshot(self, snapshot: Snapshot, origin: str) -> Encoded:
         """``origin``: where the page's example URLs point (one is kept: with PUBLIC_BASE_URL
-        there is only one, and a page renders in about a millisecond otherwise)."""
+        there is only one, and a page renders in a few milliseconds otherwise)."""
         if (snapshot.etag, origin) != self._key:
-            self._body = render_database_page(snapshot.document, origin)
-            self._etag = strong_etag(hashlib.sha256(self._body).hexdigest()[:32] + "-html")
+            self._page = encode(render_database_page(snapshot.document, origin))
             self._key = (snapshot.etag, origin)
-        return self._body, self._etag
+        return self._page
 
 
 DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
@@ -51,34 +48,28 @@ DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
 
 async def database_page(request: web.Request) -> web.Response:
     snapshot = request.app[MANIFEST].snapshot
-    body, etag = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
-    caching: dict[str, str] = {hdrs.CACHE_CONTROL: "public, max-age=60"}
-    if varies := vary(request):  # the examples' URLs follow the request's origin
-        caching[hdrs.VARY] = varies
-    return respond_bytes(
-        request,
-        body,
-        Representation(etag, len(body), ranges=False),
-        caching=caching,
-        content=_CONTENT,
-    )
+    page = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
+    varies = vary(request)  # the examples' URLs follow the request's origin
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=60",
+        hdrs.VARY: f"{varies}, Accept-Encoding" if varies else "Accept-Encoding",
+    }
+    return respond_encoded(request, page, content_type=HTML, caching=caching, headers=_SECURITY)
 
 
 @functools.cache
-def _profile_page() -> tuple[bytes, EntityTag]:
-    """The profile page and its ETag: built from constants, so once per process."""
-    body = render_profile_page()
-    return body, strong_etag(hashlib.sha256(body).hexdigest()[:32] + "-html")
+def _profile_page() -> Encoded:
+    """The profile page and its gzip twin: built from constants, so once per process."""
+    return encode(render_profile_page())
 
 
 async def profile_page(request: web.Request) -> web.Response:
-    body, etag = _profile_page()
-    return respond_bytes(
-        request,
-        body,
-        Representation(etag, len(body), ranges=False),
-        caching={hdrs.CACHE_CONTROL: "public, max-age=3600"},
-        content=_CONTENT,
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=3600",
+        hdrs.VARY: "Accept-Encoding",
+    }
+    return respond_encoded(
+        request, _profile_page(), content_type=HTML, caching=caching, headers=_SECURITY
     )
 
 

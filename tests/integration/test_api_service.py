@@ -122,7 +122,14 @@ async def test_pages_are_cacheable_html_without_scripts(api: Client) -> None:
         assert again.status == 304
         assert again.headers["ETag"] == etag
         head = await api.head(path)
-        assert head.headers["Content-Length"] == str(len(body))
+        assert head.headers["Content-Length"] == page.headers["Content-Length"]
+        # Sent gzip-coded to clients that accept it (aiohttp's client does), like the manifest.
+        assert page.headers["Content-Encoding"] == "gzip"
+        assert "Accept-Encoding" in page.headers["Vary"]
+        plain = await api.get(path, headers={"Accept-Encoding": "identity"})
+        assert "Content-Encoding" not in plain.headers
+        assert await plain.read() == body
+        assert plain.headers["ETag"] != etag
 
 
 async def test_database_redirect(api: Client) -> None:
