@@ -37,6 +37,7 @@ _BUCKET = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", re.ASCII)
 LogFormat = Literal["json", "console"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_OPS_TOKEN_LENGTH = 32
+MAX_EXPORT_PROCESSES = 64
 
 
 def parse_size(text: str) -> int:
@@ -70,6 +71,9 @@ class Settings:
     games_table: str = "games"
     """The game server's table, optionally schema-qualified; validated as an identifier."""
     export_first_month: Month = FIRST_PUBLISHED_MONTH
+    export_processes: int = 2
+    """Processes an export of a big month uses to classify and format games, its own
+    included; 1 keeps every export in one process."""
     ops_token: str | None = field(default=None, repr=False)
     """Operator token for /ops/ and its actions; when unset, /ops/ answers 404."""
     s3_bucket: str | None = None
@@ -127,6 +131,11 @@ class Settings:
             raise ConfigError(
                 f"EXPORT_FIRST_MONTH must be {FIRST_PUBLISHED_MONTH} or later (the profile "
                 f"publishes no earlier month), got {self.export_first_month}"
+            )
+        if not 1 <= self.export_processes <= MAX_EXPORT_PROCESSES:
+            raise ConfigError(
+                f"EXPORT_PROCESSES must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, "
+                f"got {self.export_processes!r}"
             )
         if self.s3_bucket is not None and not _BUCKET.fullmatch(self.s3_bucket):
             raise ConfigError(f"S3_BUCKET must be a bucket name, got {self.s3_bucket!r}")
@@ -202,6 +211,12 @@ class Settings:
         except InvalidMonth as exc:
             raise ConfigError(f"EXPORT_FIRST_MONTH: {exc}") from None
         log_level = (get("LOG_LEVEL") or "INFO").upper()
+        processes_text = get("EXPORT_PROCESSES") or "2"
+        if not processes_text.isdigit() or not processes_text.isascii():
+            raise ConfigError(
+                f"EXPORT_PROCESSES must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, "
+                f"got {processes_text!r}"
+            )
         try:
             part_size = parse_size(get("S3_PART_SIZE") or str(DEFAULT_S3_PART_SIZE))
         except ValueError as exc:
@@ -230,6 +245,7 @@ class Settings:
             redis_url=get("REDIS_URL") or DEFAULT_REDIS_URL,
             games_table=get("GAMES_TABLE") or "games",
             export_first_month=first,
+            export_processes=int(processes_text),
             ops_token=get("OPS_TOKEN"),
             s3_bucket=get("S3_BUCKET"),
             s3_prefix=prefix + "/" if prefix else "",

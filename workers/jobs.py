@@ -16,6 +16,7 @@ from arq import Retry
 
 from shared.archive import export as month_export
 from shared.archive.months import Month
+from shared.archive.parallel import ParallelExport
 from shared.db import archive_store, locks, mirror_store
 from shared.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from shared.jobs.ids import export_job_id
@@ -200,7 +201,12 @@ async def _export_within_limit(
     await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
     try:
         return await month_export.export_month(
-            pool, table=settings.games_table, month=target, force=force, time_limit=limit
+            pool,
+            table=settings.games_table,
+            month=target,
+            force=force,
+            time_limit=limit,
+            parallel=ParallelExport(dsn=settings.database_url, processes=settings.export_processes),
         )
     finally:
         await _clear_running(ctx, job_id)

@@ -20,7 +20,9 @@ import asyncpg
 from shared.archive.classify import classify
 from shared.archive.months import Month
 from shared.archive.names import CHUNK_SIZE, archive_file_name
+from shared.archive.parallel import ParallelExport, SliceHelpers
 from shared.archive.profile import game_parts, order_key
+from shared.archive.slices import Slice, plan_slices
 from shared.archive.stats import StatsCounter
 from shared.archive.stream import ArchiveStream
 from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS
@@ -100,6 +102,7 @@ async def export_month(
     force: bool = False,
     progress: Progress | None = None,
     time_limit: TimeLimit | None = None,
+    parallel: ParallelExport | None = None,
 ) -> ExportResult:
     """Build and publish ``month``'s archive under the month's export lock.
 
@@ -108,7 +111,8 @@ async def export_month(
     when another process holds the lock, ``ExportTimeout`` after ``time_limit``. Every failure
     of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
     database still answers, and raised: the error itself, not a complaint about the
-    connection it broke.
+    connection it broke. With ``parallel``, helper processes classify and format slices of a
+    big month (``shared.archive.parallel``); the bytes are the same.
     """
     started = time.monotonic()
     deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
@@ -120,7 +124,9 @@ async def export_month(
 
     try:
         async with deadline:
-            outcome, row = await _export(pool, table, month, force, progress, why_cancelled)
+            outcome, row = await _export(
+                pool, table, month, force, progress, parallel, why_cancelled
+            )
     except TimeoutError as exc:
         if time_limit is not None and deadline.expired():
             raise ExportTimeout(f"{month}: {time_limit.describe()}") from exc
@@ -174,6 +180,7 @@ async def _export(
     month: Month,
     force: bool,
     progress: Progress | None,
+    parallel: ParallelExport | None,
     why_cancelled: Callable[[], str],
 ) -> tuple[Outcome, ArchiveRow | None]:
     async with pool.acquire() as lock_conn:
@@ -181,7 +188,7 @@ async def _export(
             raise ExportLocked(f"another process is exporting {month}")
         try:
             return await _export_locked(
-                pool, lock_conn, table, month, force, progress, why_cancelled
+                pool, lock_conn, table, month, force, progress, parallel, why_cancelled
             )
         finally:
             # A lost session took the lock with it; there is nothing left to unlock then.
@@ -197,6 +204,7 @@ async def _export_locked(
     month: Month,
     force: bool,
     progress: Progress | None,
+    parallel: ParallelExport | None,
     why_cancelled: Callable[[], str],
 ) -> tuple[Outcome, ArchiveRow | None]:
     archive_id: int | None = None
@@ -212,7 +220,7 @@ async def _export_locked(
             if existing is not None:
                 return "skipped", existing
         archive_id = await archive_store.start_building(lock_conn, str(month))
-        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress)
+        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress, parallel)
         return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
     except asyncio.CancelledError:
         # Shut down or out of time: the building row is invisible already; close it now rather
@@ -237,6 +245,7 @@ async def _build(
     table: str,
     month: Month,
     progress: Progress | None,
+    parallel: ParallelExport | None,
 ) -> tuple[Counts, BuiltFile | None]:
     exclusions: Counter[str] = Counter()
     results: Counter[str] = Counter()
@@ -249,31 +258,58 @@ async def _build(
     previous_key: tuple[object, str] | None = None
 
     async with pool.acquire() as read_conn, _reading(read_conn, month), source.snapshot(read_conn):
+        plan, counted = await _slice_plan(read_conn, table, month, parallel)
         if progress is not None:  # the count is a second scan of the month: only for a bar
-            progress.start(month, await source.count_candidates(read_conn, table, month))
-        async for row in source.stream_candidates(read_conn, table, month):
-            done += 1
-            verdict = classify(row)
-            if isinstance(verdict, Reason):
-                exclusions[verdict.value] += 1
-            else:
-                key = order_key(verdict)
-                if previous_key is not None and key <= previous_key:
-                    raise ExportFailed(f"{month}: the source returned games out of archive order")
-                previous_key = key
-                results[verdict.termination.value] += 1
-                parts = game_parts(verdict)
-                stats.add(verdict, parts)
-                line = "".join(parts)
-                lines.append(line)
-                held += len(line)
-                if held >= _BLOCK_CHARS:
-                    stream = stream or _BackgroundStream()
-                    await chunks.add(await stream.write("".join(lines).encode("utf-8")))
-                    lines.clear()
-                    held = 0
-            if progress is not None and done % _PROGRESS_EVERY == 0:
-                progress.advance(done, done - sum(exclusions.values()))
+            if counted is None:
+                counted = await source.count_candidates(read_conn, table, month)
+            progress.start(month, counted)
+        if plan:
+            assert parallel is not None
+            # The same checks, counts and bytes as the loop below, slice by slice in order.
+            helpers = SliceHelpers(read_conn, parallel, table=table, label=str(month))
+            async with helpers, contextlib.aclosing(helpers.in_order(plan)) as done_slices:
+                async for part in done_slices:
+                    if part.first_key is not None:
+                        if previous_key is not None and part.first_key <= previous_key:
+                            raise ExportFailed(
+                                f"{month}: the source returned games out of archive order"
+                            )
+                        previous_key = part.last_key
+                    done += part.candidates
+                    exclusions.update(part.exclusions)
+                    results.update(part.results)
+                    stats.merge(part.stats)
+                    if part.data:
+                        stream = stream or _BackgroundStream()
+                        await chunks.add(await stream.write(part.data))
+                    if progress is not None:
+                        progress.advance(done, done - sum(exclusions.values()))
+        else:
+            async for row in source.stream_candidates(read_conn, table, month):
+                done += 1
+                verdict = classify(row)
+                if isinstance(verdict, Reason):
+                    exclusions[verdict.value] += 1
+                else:
+                    key = order_key(verdict)
+                    if previous_key is not None and key <= previous_key:
+                        raise ExportFailed(
+                            f"{month}: the source returned games out of archive order"
+                        )
+                    previous_key = key
+                    results[verdict.termination.value] += 1
+                    parts = game_parts(verdict)
+                    stats.add(verdict, parts)
+                    line = "".join(parts)
+                    lines.append(line)
+                    held += len(line)
+                    if held >= _BLOCK_CHARS:
+                        stream = stream or _BackgroundStream()
+                        await chunks.add(await stream.write("".join(lines).encode("utf-8")))
+                        lines.clear()
+                        held = 0
+                if progress is not None and done % _PROGRESS_EVERY == 0:
+                    progress.advance(done, done - sum(exclusions.values()))
     if progress is not None:
         progress.advance(done, done - sum(exclusions.values()))
 
@@ -302,6 +338,21 @@ async def _build(
         file_name=archive_file_name(month, archive.sha256),
     )
     return counts, built
+
+
+async def _slice_plan(
+    conn: Connection, table: str, month: Month, parallel: ParallelExport | None
+) -> tuple[list[Slice], int | None]:
+    """The slices of a month big enough for helper processes (none: one process), and the
+    month's candidates when they were counted for it."""
+    if parallel is None or parallel.processes < 2:
+        return [], None
+    hours = await source.count_candidates_by_hour(conn, table, month)
+    candidates = sum(hours.values())
+    if not parallel.wanted(candidates):
+        return [], candidates
+    start, end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
+    return plan_slices(hours, start, end, target=parallel.slice_candidates), candidates
 
 
 class _BackgroundStream:

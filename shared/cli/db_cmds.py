@@ -21,6 +21,7 @@ from rich.progress import (
 
 from shared.archive.export import ExportResult, export_month
 from shared.archive.months import Month
+from shared.archive.parallel import ParallelExport
 from shared.catalog.manifest import build_manifest
 from shared.cli.runtime import database, load_settings, month_arg, print_json, run
 from shared.db import archive_store, source
@@ -119,6 +120,9 @@ def cmd_export(args: argparse.Namespace) -> int:
                         month=month,
                         force=args.force,
                         progress=bar if tty else None,
+                        parallel=ParallelExport(
+                            dsn=settings.database_url, processes=settings.export_processes
+                        ),
                     )
                 results.append(result)
                 if tty:

@@ -15,6 +15,7 @@ IO_EDGES = (
     "shared.settings",
     "shared.logs",
     "shared.archive.export",
+    "shared.archive.parallel",  # the export's helper processes and their sessions
     "shared.jobs.queue",
     "shared.storage",  # PostgreSQL chunks and the S3 mirror
     "shared.db",

@@ -11,6 +11,7 @@ def test_defaults() -> None:
     assert s.export_first_month == Month(2026, 8)
     assert s.log_format == "json"
     assert s.ops_token is None
+    assert s.export_processes == 2
 
 
 def test_console_on_a_terminal() -> None:
@@ -35,6 +36,7 @@ def test_reads_everything() -> None:
     assert s.games_table == "src.games"
     assert s.export_first_month == Month(2026, 9)
     assert s.log_level == "DEBUG"
+    assert Settings.from_env({"EXPORT_PROCESSES": " 1 "}, isatty=False).export_processes == 1
     assert s.ops_token == "tok-0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -73,6 +75,12 @@ def test_repr_masks_secrets() -> None:
         {"S3_REDIRECT": "maybe"},
         {"S3_ENDPOINT_URL": "127.0.0.1:9000"},
         {"CDN_BASE_URL": "ftp://cdn.example"},
+        {"EXPORT_PROCESSES": "0"},
+        {"EXPORT_PROCESSES": "65"},
+        {"EXPORT_PROCESSES": "two"},
+        {"EXPORT_PROCESSES": "-1"},
+        {"EXPORT_PROCESSES": "1.5"},
+        {"EXPORT_PROCESSES": "\u0662"},
     ],
 )
 def test_rejects(env: dict[str, str]) -> None:
@@ -152,7 +160,11 @@ def test_setting_errors_are_one_line_and_exit_2() -> None:
     import subprocess
     import sys
 
-    for name, value in (("LOG_LEVEL", "LOUD"), ("EXPORT_FIRST_MONTH", "2025-12")):
+    for name, value in (
+        ("LOG_LEVEL", "LOUD"),
+        ("EXPORT_FIRST_MONTH", "2025-12"),
+        ("EXPORT_PROCESSES", "many"),
+    ):
         done = subprocess.run(
             [sys.executable, "-m", "shared.cli.main", "manifest"],
             env={**os.environ, name: value},

@@ -1,0 +1,194 @@
+"""The two-process export against a real PostgreSQL: the same archive bytes, counts and
+statistics as one process, slice edges and empty slices included; no helper outlives it."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.archive.export import export_month
+from shared.archive.months import Month
+from shared.archive.parallel import ParallelExport
+from shared.archive.slices import plan_slices
+from shared.db import archive_store, source
+from shared.db.archive_store import BuiltFile, Counts
+from shared.db.pool import Pool
+from shared.errors import ExportFailed
+from tests.benchmarks.data import seed_month as seed_bulk_month
+from tests.integration.rows import game_row, utc
+from tests.integration.test_export import _bad_rows, insert
+
+AUG = Month(2026, 8)
+
+
+class Recorder:
+    """A progress bar that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.done: list[int] = []
+
+    def start(self, month: Month, candidates: int) -> None:
+        self.total = candidates
+
+    def advance(self, candidates_done: int, games: int) -> None:
+        self.done.append(candidates_done)
+
+
+async def published(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch, parallel: ParallelExport | None
+) -> tuple[Counts, BuiltFile | None, Recorder]:
+    """One forced export of August; what it handed to ``publish``."""
+    seen: list[tuple[Counts, BuiltFile | None]] = []
+    real = archive_store.publish
+
+    async def spy(conn: Any, archive_id: int, month: str, counts: Counts, built: Any) -> Any:
+        seen.append((counts, built))
+        return await real(conn, archive_id, month, counts, built)
+
+    monkeypatch.setattr(archive_store, "publish", spy)
+    bar = Recorder()
+    await export_month(pool, table="games", month=AUG, force=True, progress=bar, parallel=parallel)
+    monkeypatch.setattr(archive_store, "publish", real)
+    (counts, built), *_ = seen
+    return counts, built, bar
+
+
+def small_slices(dsn: str, target: int) -> ParallelExport:
+    return ParallelExport(dsn=dsn, processes=2, min_candidates=0, slice_candidates=target)
+
+
+def children() -> list[str]:
+    """This process's child processes (Linux), as command lines; not multiprocessing's
+    resource tracker, one per process that ever spawned, which ends with it."""
+    me, found = os.getpid(), []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+            command = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue  # ended meanwhile
+        ppid = next(line for line in text.splitlines() if line.startswith("PPid:"))
+        if int(ppid.split()[1]) == me and "resource_tracker" not in command:
+            found.append(command)
+    return found
+
+
+async def test_a_realistic_month_in_slices_is_the_same_archive(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    candidates = await seed_bulk_month(db_dsn, AUG, 2000)  # broken rows all over the month
+    one, one_file, _ = await published(pool, monkeypatch, None)
+    two, two_file, bar = await published(pool, monkeypatch, small_slices(db_dsn, 150))
+    assert one.excluded_games > 10 and one.candidate_games == candidates
+    assert two == one  # games, exclusions by reason, results, statistics
+    assert two_file == one_file
+    assert bar.total == candidates
+    assert len(bar.done) > 10 and bar.done == sorted(bar.done) and bar.done[-1] == candidates
+    assert children() == []
+
+
+async def test_slice_edges_and_empty_slices(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ten candidates a slice: 10:00 (8) and 11:00 (6) are a slice each, so 11:00:00 is an
+    # edge; the 14 of 12:00-12:04 cut their hour into two halves, and the second half, with
+    # the rest of the month, finds no rows.
+    ten, eleven, twelve = utc(2026, 8, 9, 10), utc(2026, 8, 9, 11), utc(2026, 8, 9, 12)
+    rows = [game_row(finished_at=ten + timedelta(minutes=i)) for i in range(2)]
+    rows += [  # the last second before an edge, and the edge's own second, several ids each
+        game_row(id=uuid.UUID(int=i), finished_at=eleven - timedelta(microseconds=10 * i + 1))
+        for i in range(1, 4)
+    ]
+    rows += [
+        game_row(id=uuid.UUID(int=10 + i), finished_at=eleven + timedelta(microseconds=99_990 - i))
+        for i in range(1, 4)
+    ]
+    rows += [game_row(finished_at=eleven + timedelta(minutes=30))]
+    rows += [game_row(finished_at=twelve + timedelta(seconds=20 * i)) for i in range(12)]
+    bad = [row for _, row in _bad_rows(ten + timedelta(minutes=5))][:3]
+    bad += [row for _, row in _bad_rows(eleven)][3:5]  # excluded right on the edge
+    bad += [row for _, row in _bad_rows(twelve + timedelta(seconds=1))][5:7]
+    await insert(pool, rows + bad)
+
+    async with pool.acquire() as conn, source.snapshot(conn):
+        hours = await source.count_candidates_by_hour(conn, "games", AUG)
+    start, end = AUG.start.replace(tzinfo=None), AUG.end.replace(tzinfo=None)
+    plan = plan_slices(hours, start, end, target=10)
+    naive = twelve.replace(tzinfo=None)
+    assert [(s.start, s.candidates) for s in plan] == [
+        (start, 8),
+        (eleven.replace(tzinfo=None), 6),
+        (naive, 7),  # the hour's 14, shared by its halves as if spread evenly
+        (naive + timedelta(minutes=30), 7),
+    ]
+
+    one, one_file, _ = await published(pool, monkeypatch, None)
+    two, two_file, bar = await published(pool, monkeypatch, small_slices(db_dsn, 10))
+    assert one.games == 21 and one.excluded_games == 7
+    assert two == one
+    assert two_file == one_file
+    assert bar.done == [8, 14, 28, 28, 28]  # a report a slice, and the last one
+    assert children() == []
+
+
+async def test_a_small_month_and_one_process_take_the_single_path(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 3, 4, 5, i)) for i in range(30)])
+    started: list[object] = []
+    monkeypatch.setattr(
+        "shared.archive.export.SliceHelpers.__aenter__",
+        lambda self: started.append(self),  # would fail if awaited
+    )
+    for parallel in (
+        ParallelExport(dsn=db_dsn, processes=2),  # 30 candidates: below the 20,000
+        ParallelExport(dsn=db_dsn, processes=1, min_candidates=0),
+        None,
+    ):
+        counts, built, bar = await published(pool, monkeypatch, parallel)
+        assert counts.games == 30 and built is not None and bar.total == 30
+    assert started == []
+
+
+async def test_a_cancelled_export_leaves_no_helper(pool: Pool, db_dsn: str) -> None:
+    await seed_bulk_month(db_dsn, AUG, 20_000)
+    bar = Recorder()
+    export = asyncio.create_task(
+        export_month(
+            pool, table="games", month=AUG, progress=bar, parallel=small_slices(db_dsn, 500)
+        )
+    )
+    for _ in range(600):  # until the helper has handed back slices
+        await asyncio.sleep(0.05)
+        if len(bar.done) >= 3:
+            break
+    assert len(bar.done) >= 3 and not export.done()
+    assert children() != []
+    export.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await export
+    assert children() == []
+    assert multiprocessing.active_children() == []
+    async with pool.acquire() as conn:
+        state = await conn.fetchval("SELECT state FROM archives WHERE month = '2026-08'")
+    assert state == "failed"
+
+
+async def test_a_helper_that_cannot_connect_fails_the_export_in_one_line(
+    pool: Pool, db_dsn: str
+) -> None:
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 3, 4, i)) for i in range(30)])
+    nowhere = ParallelExport(
+        dsn="postgresql://nobody@127.0.0.1:1/none", min_candidates=0, slice_candidates=5
+    )
+    with pytest.raises(ExportFailed, match="helper process failed: DatabaseUnavailable"):
+        await export_month(pool, table="games", month=AUG, parallel=nowhere)
+    assert children() == []
