@@ -238,6 +238,7 @@ def test_worker_liveness_and_termination(rendered: dict[str, list[Manifest]]) ->
     assert check.max_age >= 3 * 10, "three of the watchdog's 10 s beats at least"
     assert container["livenessProbe"]["timeoutSeconds"] > 4, "the check's own Redis deadline"
     assert "ports" not in container
+    assert {"name": "EXPORT_PROCESSES", "value": "2"} in container["env"]
 
 
 def test_migration_is_a_hook_that_can_read_its_database_url(
