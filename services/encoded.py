@@ -4,6 +4,7 @@ strong ETag (a hash of its exact bytes), answered through ``services.conditional
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 from collections import OrderedDict
@@ -51,10 +52,21 @@ class Coded(Protocol):
 
 def negotiate(request: web.Request, coded: Coded) -> tuple[bytes, EntityTag, dict[str, str]]:
     """The coding the client accepts: its body, its ETag, and ``Content-Encoding`` if gzip."""
-    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, [])
-    if accepts_gzip(", ".join(accept) if accept else None):
+    if wants_gzip(request):
         return coded.gzip_body, coded.gzip_etag, {hdrs.CONTENT_ENCODING: "gzip"}
     return coded.body, coded.etag, {}
+
+
+def wants_gzip(request: web.BaseRequest) -> bool:
+    """``accepts_gzip`` of the request's Accept-Encoding fields (joined, when repeated)."""
+    accept = request.headers.getall(hdrs.ACCEPT_ENCODING, ())
+    if not accept:
+        return False
+    return _accepts_gzip(accept[0] if len(accept) == 1 else ", ".join(accept))
+
+
+_accepts_gzip = functools.lru_cache(maxsize=256)(accepts_gzip)
+"""Clients send a handful of distinct Accept-Encoding values; each is parsed once."""
 
 
 def respond_encoded(

@@ -113,16 +113,21 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
     request_id = request_id_from(request.headers.get("X-Request-ID"))
     request[REQUEST_ID] = request_id
     started = time.perf_counter()
-    with structlog.contextvars.bound_contextvars(request_id=request_id):
-        try:
-            response = await _answer(request, handler)
-        except asyncio.CancelledError:
-            # The client left (servers with handler_cancellation) or the server is stopping:
-            # still one access line, for the streamed response if there was one.
-            gone = request.get(STREAMING) or web.Response(status=CLIENT_CLOSED_REQUEST)
-            _account(request, gone, time.perf_counter() - started)
-            raise
+    # structlog's bound_contextvars, without its copies of the whole context: the id is set
+    # for the request and the previous value put back after it.
+    bound = structlog.contextvars.bind_contextvars(request_id=request_id)
+    try:
+        response = await _answer(request, handler)
+    except asyncio.CancelledError:
+        # The client left (servers with handler_cancellation) or the server is stopping:
+        # still one access line, for the streamed response if there was one.
+        gone = request.get(STREAMING) or web.Response(status=CLIENT_CLOSED_REQUEST)
+        _account(request, gone, time.perf_counter() - started)
+        raise
+    else:
         _account(request, response, time.perf_counter() - started)
+    finally:
+        structlog.contextvars.reset_contextvars(**bound)
     return response
 
 
@@ -168,18 +173,11 @@ def _account(request: web.Request, response: web.StreamResponse, duration: float
         sent = 0
     else:
         sent = response.content_length or 0
-    request.app[METRICS].count_request(route, request.method, response.status, duration, sent)
-    fields: dict[str, object] = {
-        "method": request.method,
-        "route": route,
-        "path": request.path,
-        "status": response.status,
-        "bytes": sent,
-        "duration_ms": round(duration * 1000, 2),
-    }
-    if ABORTED in response:
-        fields["aborted"] = response[ABORTED]
-    access_log.info("http_request", **fields)
+    method, status = request.method, response.status
+    request.app[METRICS].count_request(route, method, status, duration, sent)
+    aborted = response.get(ABORTED)
+    duration_ms = round(duration * 1000, 2)
+    access_log.http_request(method, route, request.path, status, sent, duration_ms, aborted)
 
 
 async def add_common_headers(request: web.Request, response: web.StreamResponse) -> None:

@@ -80,3 +80,54 @@ def test_the_access_line_respects_the_level() -> None:
         logs._direct_setup.clear()
         structlog.reset_defaults()
     assert stream.getvalue() == ""
+
+
+texts = st.one_of(
+    st.sampled_from(["GET", "HEAD", "/api/v1/database", "/database/", "unmatched"]),
+    st.text(max_size=20),
+)
+
+
+@settings(deadline=None)
+@given(
+    method=texts,
+    route=texts,
+    path=texts,
+    status=st.one_of(st.integers(), st.booleans()),
+    sent=st.one_of(st.integers(min_value=0), st.booleans()),
+    duration_ms=st.one_of(st.floats(), st.integers()),
+    context=st.one_of(
+        st.fixed_dictionaries({"request_id": st.one_of(texts, st.integers())}),
+        st.dictionaries(st.sampled_from(["request_id", "job_id", "status", "level"]), texts),
+    ),
+)
+def test_the_request_line_is_the_json_line(
+    method: str,
+    route: str,
+    path: str,
+    status: int,
+    sent: int,
+    duration_ms: float,
+    context: dict[str, object],
+) -> None:
+    fields = {
+        "method": method,
+        "route": route,
+        "path": path,
+        "status": status,
+        "bytes": sent,
+        "duration_ms": duration_ms,
+    }
+    with structlog.contextvars.bound_contextvars(**context):
+        direct = logs.request_line(
+            "services.access", method, route, path, status, sent, duration_ms
+        )
+        expected = logs.json_line("services.access", "info", "http_request", fields)
+    assert direct.endswith("\n")
+    assert _masked(direct) == _masked(expected)
+
+
+def _masked(line: str) -> str:
+    """The line with its timestamp's digits replaced (the two lines are made microseconds apart)."""
+    head, _, stamp = line.rpartition('"timestamp": "')
+    return head + "T" * len(stamp)
