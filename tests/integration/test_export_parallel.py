@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import signal
+import subprocess
+import sys
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -65,10 +68,11 @@ def small_slices(dsn: str, target: int) -> ParallelExport:
     return ParallelExport(dsn=dsn, processes=2, min_candidates=0, slice_candidates=target)
 
 
-def children() -> list[str]:
-    """This process's child processes (Linux), as command lines; not multiprocessing's
-    resource tracker, one per process that ever spawned, which ends with it."""
-    me, found = os.getpid(), []
+def children(parent: int | None = None) -> list[str]:
+    """The child processes (Linux) of ``parent`` (this process by default), as command lines;
+    not multiprocessing's resource tracker, one per process that ever spawned, which ends
+    with it."""
+    me, found = parent or os.getpid(), []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text = status.read_text()
@@ -77,8 +81,20 @@ def children() -> list[str]:
             continue  # ended meanwhile
         ppid = next(line for line in text.splitlines() if line.startswith("PPid:"))
         if int(ppid.split()[1]) == me and "resource_tracker" not in command:
-            found.append(command)
+            found.append(f"{status.parent.name} {command}")
     return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = next(
+            line
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("State:")
+        )
+    except OSError:
+        return False
+    return "Z" not in state.split()[1]  # a zombie has ended; only its entry waits
 
 
 async def test_a_realistic_month_in_slices_is_the_same_archive(
@@ -192,3 +208,36 @@ async def test_a_helper_that_cannot_connect_fails_the_export_in_one_line(
     with pytest.raises(ExportFailed, match="helper process failed: DatabaseUnavailable"):
         await export_month(pool, table="games", month=AUG, parallel=nowhere)
     assert children() == []
+
+
+async def test_a_killed_export_command_leaves_no_helper(db_dsn: str) -> None:
+    """SIGKILL cannot stop the helper for the export; it notices it was orphaned and ends."""
+    await seed_bulk_month(db_dsn, AUG, 30_000)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env |= {"DATABASE_URL": db_dsn, "LOG_FORMAT": "json", "EXPORT_PROCESSES": "2"}
+    command = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "shared.cli.main", "export", "--month", "2026-08", "--force"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        helpers: list[int] = []
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            helpers = [int(c.split()[0]) for c in children(command.pid)]
+            if helpers or command.returncode is not None:
+                break
+        assert helpers and command.returncode is None, "the export ended before its helper"
+        await asyncio.sleep(0.5)  # the helper at work
+        command.send_signal(signal.SIGKILL)
+        await command.wait()
+        for _ in range(100):
+            if not any(alive(pid) for pid in helpers):
+                break
+            await asyncio.sleep(0.05)
+        assert not any(alive(pid) for pid in helpers)
+    finally:
+        if command.returncode is None:
+            command.kill()
+            await command.wait()
