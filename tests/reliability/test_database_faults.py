@@ -61,7 +61,7 @@ def pids_of(backends: object, target: str) -> list[int]:
 
 async def seed_big_month(dsn: str, month: Month = AUG) -> int:
     """A month whose export takes a few seconds and writes several chunk batches."""
-    return await seed_month(dsn, month, 1500, copies=6)
+    return await seed_month(dsn, month, 1500, copies=10)  # under the two-process threshold
 
 
 @pytest.mark.slow
@@ -78,7 +78,7 @@ async def test_a_worker_export_that_loses_its_backend_is_retried_and_leaves_noth
     try:
         job = asyncio.create_task(export_month(ctx, "2026-08"))
         backends = await streaming_backends(dsn, AUG_KEY, seconds=60)
-        await asyncio.sleep(0.5)  # well into the stream
+        await asyncio.sleep(0.3)  # well into the stream, and well before its end
         await terminate(dsn, pids_of(backends, target))
         with pytest.raises(Retry) as retry:
             await job
@@ -125,7 +125,7 @@ async def test_a_cli_export_that_loses_its_backend_says_so_in_one_line(
     proc = spawn_export(env)
     try:
         backends = await streaming_backends(db_dsn, AUG_KEY, seconds=60)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.3)
         await terminate(db_dsn, pids_of(backends, target))
         stdout, stderr = await asyncio.to_thread(proc.communicate, timeout=60)
     finally:
@@ -155,7 +155,7 @@ async def test_a_real_worker_publishes_after_losing_all_its_backends(
     key = last.year * 100 + last.month
     with workers(worker):
         backends = await streaming_backends(db_dsn, key, seconds=120)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.3)
         await terminate(db_dsn, pids_of(backends, "all"))
         killed = time.monotonic()
 
