@@ -69,9 +69,10 @@ def small_slices(dsn: str, target: int) -> ParallelExport:
 
 
 def children(parent: int | None = None) -> list[str]:
-    """The child processes (Linux) of ``parent`` (this process by default), as command lines;
-    not multiprocessing's resource tracker, one per process that ever spawned, which ends
-    with it."""
+    """The export helpers (Linux: processes multiprocessing spawned) of ``parent`` (this
+    process by default), as command lines; not multiprocessing's resource tracker, one per
+    process that ever spawned, which ends with it, nor the test session's other children (its
+    private Redis server)."""
     me, found = parent or os.getpid(), []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -80,7 +81,7 @@ def children(parent: int | None = None) -> list[str]:
         except OSError:
             continue  # ended meanwhile
         ppid = next(line for line in text.splitlines() if line.startswith("PPid:"))
-        if int(ppid.split()[1]) == me and "resource_tracker" not in command:
+        if int(ppid.split()[1]) == me and "spawn_main" in command:
             found.append(f"{status.parent.name} {command}")
     return found
 
