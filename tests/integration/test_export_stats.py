@@ -9,11 +9,9 @@ import asyncio
 import gzip
 import json
 import os
-import re
 import subprocess
 import sys
 import uuid
-from collections import Counter
 from typing import Any
 
 import asyncpg
@@ -26,73 +24,9 @@ from shared.db import archive_store, migrate, source
 from shared.db.pool import Pool, create_pool
 from tests.integration.api_support import Client, publish_demo_month, serving
 from tests.integration.rows import game_row, utc
+from tests.stats_recount import recount
 
 AUG, SEP = Month(2026, 8), Month(2026, 9)
-
-_RE = re.compile(r"RE\[(B\+|W\+|Draw)[RT]?\]")
-_MOVE = re.compile(r";([BW])\[([a-o])([a-o])\]")
-_BR = re.compile(r"BR\[(-?\d+) Elo\]")
-_WR = re.compile(r"WR\[(-?\d+) Elo\]")
-_XTC = re.compile(r"XTC\[(\d+)\]")
-
-
-def rank(values: list[int], p: int) -> int | None:
-    """Nearest rank: the value at 1-based rank ceil(p / 100 * N) of the sorted values."""
-    ordered = sorted(values)
-    return ordered[-(-p * len(ordered) // 100) - 1] if ordered else None
-
-
-def count_lines(text: str) -> dict[str, Any]:
-    """The stats object, recounted from the archive's text alone."""
-    winners = {"black": 0, "white": 0, "draw": 0}
-    lengths: list[int] = []
-    first = [[0] * 15 for _ in range(15)]
-    every = [[0] * 15 for _ in range(15)]
-    ratings: list[int] = []
-    time_controls: Counter[str] = Counter()
-    for line in text.splitlines():
-        result = _RE.search(line)
-        assert result is not None, line
-        winners[{"B+": "black", "W+": "white", "Draw": "draw"}[result.group(1)]] += 1
-        moves = _MOVE.findall(line)
-        assert moves and moves[0][0] == "B"
-        lengths.append(len(moves))
-        _, x, y = moves[0]
-        first[ord(y) - ord("a")][ord(x) - ord("a")] += 1
-        for _, x, y in moves:
-            every[ord(y) - ord("a")][ord(x) - ord("a")] += 1
-        for pattern in (_BR, _WR):
-            found = pattern.search(line)
-            if found:
-                ratings.append(int(found.group(1)))
-        xtc = _XTC.search(line)
-        time_controls[xtc.group(1) if xtc else "none"] += 1
-    return {
-        "winners": winners,
-        "length": {
-            "min": min(lengths, default=None),
-            "median": rank(lengths, 50),
-            "p90": rank(lengths, 90),
-            "max": max(lengths, default=None),
-            "histogram": [
-                {
-                    "from": low,
-                    "to": min(low + 9, 225),
-                    "games": sum(low <= n <= low + 9 for n in lengths),
-                }
-                for low in range(1, 226, 10)
-            ],
-        },
-        "firstMoves": first,
-        "allMoves": every,
-        "ratings": {
-            "count": len(ratings),
-            "p10": rank(ratings, 10),
-            "median": rank(ratings, 50),
-            "p90": rank(ratings, 90),
-        },
-        "timeControls": dict(time_controls),
-    }
 
 
 async def served_manifest(api: Client) -> dict[str, Any]:
@@ -129,7 +63,7 @@ async def test_the_manifest_stats_are_the_archive_lines_counted(db_dsn: str, poo
         assert (aug["month"], sep["month"]) == ("2026-08", "2026-09")
         text = await served_text(api, aug)
     stats = aug["stats"]
-    assert stats == count_lines(text)
+    assert stats == recount(text.splitlines())
     assert (
         sum(stats["winners"].values()) == aug["games"] == published.games == len(text.splitlines())
     )
@@ -139,7 +73,7 @@ async def test_the_manifest_stats_are_the_archive_lines_counted(db_dsn: str, poo
     assert stats["length"]["min"] is not None and stats["ratings"]["p10"] is not None
     # The zero-game month: the same object, zero counts and null percentiles.
     empty = sep["stats"]
-    assert empty == count_lines("")
+    assert empty == recount([])
     assert empty["winners"] == {"black": 0, "white": 0, "draw": 0}
     assert empty["length"]["median"] is None and empty["ratings"]["median"] is None
     assert empty["timeControls"] == {}
@@ -199,7 +133,7 @@ async def test_rebuilds_keep_stats_that_match_the_bytes(db_dsn: str, pool: Pool)
     async with serving(db_dsn, pool) as api:
         (month,) = (await served_manifest(api))["months"]
         assert month["file"] == first.file_name
-        assert month["stats"] == count_lines(await served_text(api, month))
+        assert month["stats"] == recount((await served_text(api, month)).splitlines())
 
 
 async def test_rows_published_before_migration_0004_say_null_until_rebuilt(pg_dsn: str) -> None:
@@ -241,6 +175,6 @@ async def test_rows_published_before_migration_0004_say_null_until_rebuilt(pg_ds
         async with pool.acquire() as c:
             (summary,) = await archive_store.manifest_summaries(c)
         entry = build_manifest([summary])["months"][0]["stats"]
-        assert entry == count_lines("")
+        assert entry == recount([])
     finally:
         await pool.close()

@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
-import re
 import uuid
-from collections import Counter
 from datetime import UTC, datetime
 from itertools import pairwise
 
@@ -29,6 +27,7 @@ from shared.archive.stats import (
 from shared.catalog.manifest import stats_entry
 from shared.demo.examples import example_records
 from shared.gomoku.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
+from tests.stats_recount import recount
 
 B, W = Color.BLACK, Color.WHITE
 
@@ -191,70 +190,12 @@ def test_counts_scale_with_repeats_and_hold_nothing_per_game() -> None:
     assert len(five.lengths) == len(once.lengths) and len(five.ratings) == len(once.ratings)
 
 
-# --- a naive recount of the written lines ------------------------------------------------------
-
-_RE = re.compile(r"RE\[(B\+|W\+|Draw)")
-_MOVE = re.compile(r";([BW])\[([a-o])([a-o])\]")
-_RATING = re.compile(r"(?:BR|WR)\[(-?\d+) Elo\]")
-_XTC = re.compile(r"XTC\[(\d+)\]")
-
-
-def naive(lines: list[str]) -> dict[str, object]:
-    """The manifest's stats object recounted from text, with sorted lists, no shared code."""
-    winners = {"black": 0, "white": 0, "draw": 0}
-    lengths: list[int] = []
-    first = [[0] * 15 for _ in range(15)]
-    every = [[0] * 15 for _ in range(15)]
-    ratings: list[int] = []
-    tcs: Counter[str] = Counter()
-    for line in lines:
-        re_value = _RE.search(line)
-        assert re_value is not None
-        winners[{"B+": "black", "W+": "white", "Draw": "draw"}[re_value.group(1)]] += 1
-        moves = _MOVE.findall(line)
-        lengths.append(len(moves))
-        first[ord(moves[0][2]) - 97][ord(moves[0][1]) - 97] += 1
-        for _, x, y in moves:
-            every[ord(y) - 97][ord(x) - 97] += 1
-        ratings.extend(int(r) for r in _RATING.findall(line))
-        tc = _XTC.search(line)
-        tcs[tc.group(1) if tc else "none"] += 1
-
-    def rank(values: list[int], p: int) -> int | None:
-        ordered = sorted(values)
-        return ordered[-(-p * len(ordered) // 100) - 1] if ordered else None
-
-    return {
-        "winners": winners,
-        "length": {
-            "min": min(lengths, default=None),
-            "median": rank(lengths, 50),
-            "p90": rank(lengths, 90),
-            "max": max(lengths, default=None),
-            "histogram": [
-                {
-                    "from": lo,
-                    "to": min(lo + 9, 225),
-                    "games": sum(lo <= n <= lo + 9 for n in lengths),
-                }
-                for lo in range(1, 226, 10)
-            ],
-        },
-        "firstMoves": first,
-        "allMoves": every,
-        "ratings": {
-            "count": len(ratings),
-            "p10": rank(ratings, 10),
-            "median": rank(ratings, 50),
-            "p90": rank(ratings, 90),
-        },
-        "timeControls": dict(tcs),
-    }
+# --- a naive recount of the written lines (tests/stats_recount.py) ------------------------------
 
 
 def test_the_example_archive_matches_a_naive_recount_of_its_lines() -> None:
     records = example_records()
-    assert stats_entry(counted(*records)) == naive([game_line(r) for r in records])
+    assert stats_entry(counted(*records)) == recount([game_line(r) for r in records])
 
 
 _RESULTS = {
@@ -284,7 +225,7 @@ def games(draw: st.DrawFn) -> GameRecord:
 @given(st.lists(games(), max_size=30))
 def test_counts_equal_a_naive_recount(records: list[GameRecord]) -> None:
     entry = stats_entry(counted(*records))
-    expected = naive([game_line(r) for r in records])
+    expected = recount([game_line(r) for r in records])
     assert entry == expected
     assert list(entry["timeControls"]) == sorted(
         entry["timeControls"], key=lambda k: (k == "none", int(k) if k != "none" else 0)
