@@ -149,6 +149,9 @@ def _human(result: ExportResult) -> str:
     )
 
 
+REDRAWS_PER_SECOND = 4
+
+
 class _Bar:
     """The export's progress on a terminal: candidates done of total, and games/s."""
 
@@ -161,12 +164,14 @@ class _Bar:
             TextColumn("{task.fields[rate]} games/s"),
             TimeRemainingColumn(),
             transient=True,
-            # Each redraw takes the GIL from the export: a few a second is plenty to watch.
-            refresh_per_second=4,
+            # No refresh thread waking to take the GIL from the export: ``advance`` redraws,
+            # at most ``REDRAWS_PER_SECOND`` times a second, which is plenty to watch.
+            auto_refresh=False,
             console=console,
         )
         self._task: TaskID | None = None
         self._t0 = time.monotonic()
+        self._drawn = 0.0
 
     def __enter__(self) -> _Bar:
         if self._enabled:
@@ -182,11 +187,17 @@ class _Bar:
     def start(self, month: Month, candidates: int) -> None:
         self._t0 = time.monotonic()
         self._task = self._progress.add_task(f"export {month}", total=candidates, rate="0")
+        self._progress.refresh()
 
     def advance(self, candidates_done: int, games: int) -> None:
-        if self._task is not None:
-            rate = games / max(time.monotonic() - self._t0, 1e-9)
-            self._progress.update(self._task, completed=candidates_done, rate=f"{rate:,.0f}")
+        if self._task is None:
+            return
+        now = time.monotonic()
+        rate = games / max(now - self._t0, 1e-9)
+        self._progress.update(self._task, completed=candidates_done, rate=f"{rate:,.0f}")
+        if now - self._drawn >= 1 / REDRAWS_PER_SECOND:
+            self._drawn = now
+            self._progress.refresh()
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:

@@ -1,0 +1,34 @@
+"""``gomoku-archive export``'s progress bar on a terminal: drawn by the export's own calls, a
+few times a second at most, with no refresh thread of its own to take the GIL from the export."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from rich.console import Console
+
+from shared.archive.months import Month
+from shared.cli.db_cmds import _Bar
+
+
+def test_the_bar_draws_progress_without_a_thread_and_at_most_a_few_times_a_second() -> None:
+    out = io.StringIO()
+    before = threading.active_count()
+    with _Bar(enabled=True, console=Console(file=out, force_terminal=True, width=100)) as bar:
+        assert threading.active_count() == before, "no refresh thread"
+        bar.start(Month(2026, 8), 100_000)
+        drawn = out.getvalue()
+        assert "export 2026-08" in drawn and "0/100000" in drawn
+        for done in range(2_000, 100_001, 2_000):  # 50 reports in well under a quarter second
+            bar.advance(done, done - 10)
+        redraws = out.getvalue()[len(drawn) :].count("export 2026-08")
+        assert redraws <= 1
+
+
+def test_a_disabled_bar_writes_nothing() -> None:
+    out = io.StringIO()
+    with _Bar(enabled=False, console=Console(file=out, force_terminal=True)) as bar:
+        bar.start(Month(2026, 8), 10)
+        bar.advance(10, 9)
+    assert out.getvalue() == ""
