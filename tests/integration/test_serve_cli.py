@@ -131,49 +131,50 @@ async def test_a_graceful_stop_sends_the_last_buffered_bytes(db_dsn: str, pool: 
     # 32 KiB .. 4 MiB: a loopback socket's send buffer starts at about 1.3 MB (ten 64 KiB
     # segments, doubled), so the sizes just above it are the ones that matter.
     sizes = [n * 32 * 1024 for n in range(1, 129)]
-    loop = asyncio.get_running_loop()
-    streams: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
-    opened: list[asyncio.StreamWriter] = []
+    # Plain sockets that nobody reads until the stop: an asyncio stream would read eagerly into
+    # its own buffer, and every handler would finish.
+    sockets: dict[int, socket.socket] = {}
 
     def finished() -> set[int]:
         # pread: the server writes through the same open file; its offset must not move.
         log = os.pread(server._log.fileno(), 4 << 20, 0)
         return {n for n in range(len(sizes)) if f'"request_id": "r{n}"'.encode() in log}
 
+    def read_to_eof(sock: socket.socket) -> bytes:
+        sock.settimeout(30)
+        parts = []
+        while chunk := sock.recv(1 << 20):
+            parts.append(chunk)
+        return b"".join(parts)
+
     try:
         for n, size in enumerate(sizes):
             sock = socket.socket()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.setblocking(False)
-            await loop.sock_connect(sock, ("127.0.0.1", server.port))
-            reader, writer = await asyncio.open_connection(sock=sock, limit=8 * MIB)
-            writer.write(
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(
                 f"GET /api/v1/database/files/{row.file_name} HTTP/1.1\r\nHost: x\r\n"
                 f"Range: bytes=0-{size - 1}\r\nX-Request-ID: r{n}\r\n"
                 "Connection: close\r\n\r\n".encode()
             )
-            streams[n] = (reader, writer)
-            opened.append(writer)
+            sockets[n] = sock
         await asyncio.sleep(3)  # every handler that can finish without a read has finished
         done = finished()
-        for n in set(streams) - done:  # the ones waiting for a read: not this test's concern
-            _, writer = streams.pop(n)
-            writer.transport.abort()
-            writer.close()
+        for n in set(sockets) - done:  # the ones waiting for a read: not this test's concern
+            sockets.pop(n).close()
         assert len(done) > 1, "no handler finished: the sizes miss this machine's buffers"
-        assert len(streams) < len(sizes), "every handler finished: the sizes are too small"
+        assert len(sockets) < len(sizes), "every handler finished: the sizes are too small"
         server.terminate()
         await asyncio.sleep(3)  # a server that does not wait for its buffers has exited now
         short = {}
-        for n, (reader, writer) in streams.items():
-            response = await reader.read()  # to EOF
+        for n, sock in sockets.items():
+            response = await asyncio.to_thread(read_to_eof, sock)
             body = response.split(b"\r\n\r\n", 1)[1]
             if body != data[: sizes[n]]:
                 short[sizes[n]] = sizes[n] - len(body)
-            writer.close()
     finally:
-        for writer in opened:
-            writer.close()
+        for sock in sockets.values():
+            sock.close()
         code = await asyncio.to_thread(server.stop)
     assert code == 0, server.output.decode()[-3000:]
     assert short == {}, f"bytes missing, by range size: {short}"
