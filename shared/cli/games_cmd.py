@@ -68,6 +68,8 @@ def cmd_games(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     try:
         bad = write_games(args.archive, wanted, args.format, sys.stdout, sys.stderr)
+    except BrokenPipeError:
+        raise  # stdout was closed (`| head`): not the archive's fault; main() ends quietly
     except (OSError, EOFError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise UnreadableFile(f"cannot read {args.archive}: {reason}") from None

@@ -189,3 +189,20 @@ def test_the_readme_examples_read_an_archive(index: int, tmp_path: Path) -> None
             first = first.lower()
         assert line.startswith(game["id"])
         assert line.endswith(f"[{first}]")
+
+
+class _ClosedPipe(io.StringIO):
+    """Standard output whose reader went away (``gomoku-archive games FILE | head``)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_pipe_is_no_unreadable_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.sgf.gz"
+    path.write_bytes(GOOD)
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["games", str(path)]) == 0
+    assert "cannot read" not in capsys.readouterr().err
