@@ -62,10 +62,10 @@ def _month_events(month: Mapping[str, Any]) -> list[Publication]:
     # is the order in which the files were last made current (publishedAt cannot say that: a
     # restore keeps the file's first publication time).
     made_current = [
-        (_previous(month["month"], f), str(f["supersededAt"]))
+        (_publication(month["month"], f), str(f["supersededAt"]))
         for f in reversed(month["previousFiles"])
     ]
-    made_current.append((_current(month), ""))
+    made_current.append((_publication(month["month"], month), ""))
     events: list[tuple[str, int, Publication]] = []
     for index, (p, _) in enumerate(made_current):
         events.append((p.published_at, index, replace(p, announced_at=p.published_at)))
@@ -78,21 +78,9 @@ def _month_events(month: Mapping[str, Any]) -> list[Publication]:
     return [p for _, _, p in events]
 
 
-def _current(month: Mapping[str, Any]) -> Publication:
-    return Publication(
-        month=month["month"],
-        file=month["file"],
-        sha256=month["sha256"],
-        bytes=month["bytes"],
-        games=month["games"],
-        candidate_games=month["candidateGames"],
-        excluded_games=month["excludedGames"],
-        published_at=month["publishedAt"],
-        download_url=month["downloadUrl"],
-    )
-
-
-def _previous(month: str, file: Mapping[str, Any]) -> Publication:
+def _publication(month: str, file: Mapping[str, Any]) -> Publication:
+    """A month's current file (the month's own entry) or one of its ``previousFiles``: both
+    carry the same keys."""
     return Publication(
         month=month,
         file=file["file"],
