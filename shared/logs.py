@@ -112,14 +112,7 @@ class DirectLogger:
         written by one format string when its values and the bound context (only the request
         id) are plain, which is every ordinary request."""
         if not _direct_setup or _direct_setup[0][2] != "json" or aborted is not None:
-            fields: dict[str, Any] = {
-                "method": method,
-                "route": route,
-                "path": path,
-                "status": status,
-                "bytes": sent,
-                "duration_ms": duration_ms,
-            }
+            fields = _access_fields(method, route, path, status, sent, duration_ms)
             if aborted is not None:
                 fields["aborted"] = aborted
             self.info("http_request", **fields)
@@ -160,7 +153,15 @@ def request_line(
             f'"request_id": "{request_id}", "level": "info", "logger": "{name}", '
             f'"timestamp": "{_timestamp()}"}}\n'
         )
-    fields = {
+    fields = _access_fields(method, route, path, status, sent, duration_ms)
+    return json_line(name, "info", "http_request", fields)
+
+
+def _access_fields(
+    method: str, route: str, path: str, status: int, sent: int, duration_ms: float
+) -> dict[str, Any]:
+    """The access line's fields, in the order it writes them."""
+    return {
         "method": method,
         "route": route,
         "path": path,
@@ -168,7 +169,6 @@ def request_line(
         "bytes": sent,
         "duration_ms": duration_ms,
     }
-    return json_line(name, "info", "http_request", fields)
 
 
 def _timestamp() -> str:
