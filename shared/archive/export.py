@@ -20,7 +20,7 @@ import asyncpg
 from shared.archive.classify import classify
 from shared.archive.months import Month
 from shared.archive.names import CHUNK_SIZE, archive_file_name
-from shared.archive.parallel import ParallelExport, SliceHelpers
+from shared.archive.parallel import OUT_OF_ORDER, ParallelExport, SliceHelpers
 from shared.archive.profile import game_parts, order_key
 from shared.archive.slices import Slice, plan_slices
 from shared.archive.stats import StatsCounter
@@ -271,9 +271,7 @@ async def _build(
                 async for part in done_slices:
                     if part.first_key is not None:
                         if previous_key is not None and part.first_key <= previous_key:
-                            raise ExportFailed(
-                                f"{month}: the source returned games out of archive order"
-                            )
+                            raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
                         previous_key = part.last_key
                     done += part.candidates
                     exclusions.update(part.exclusions)
@@ -293,9 +291,7 @@ async def _build(
                 else:
                     key = order_key(verdict)
                     if previous_key is not None and key <= previous_key:
-                        raise ExportFailed(
-                            f"{month}: the source returned games out of archive order"
-                        )
+                        raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
                     previous_key = key
                     results[verdict.termination.value] += 1
                     parts = game_parts(verdict)
