@@ -155,11 +155,17 @@ class SliceHelpers:
         executor, self._executor = self._executor, None
         if executor is None:
             return
-        if et is not None:
+        # The helpers finish the slice in hand, end their sessions and exit; one that does not
+        # within _JOIN_SECONDS is killed. Killing one at once could cut it in the middle of
+        # writing its result: the pool's manager thread then waits for the rest of that
+        # message for ever, and the interpreter, which joins that thread at exit, never ends
+        # (a worker stopped by SIGTERM hung after "worker_stopped").
+        try:
+            await asyncio.wait_for(
+                asyncio.to_thread(executor.shutdown, True, cancel_futures=True), _JOIN_SECONDS
+            )
+        except TimeoutError:
             _terminate(executor)
-            return
-        try:  # the helpers end their sessions and exit
-            await asyncio.to_thread(executor.shutdown, wait=True)
         except BaseException:
             _terminate(executor)
             raise
