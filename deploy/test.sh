@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what it needs, starts PostgreSQL and
-# Redis if they are down, fetches helm for the chart tests, then runs ruff, mypy (strict) and
-# pytest. Extra arguments go to pytest.
+# Redis if they are down, fetches helm for the chart tests, then runs ruff, mypy (strict),
+# lint-imports and pytest. Extra arguments go to pytest.
 set -euo pipefail
 source "$(dirname "$0")/lib/bootstrap.sh"
 cd "$ROOT"
@@ -10,9 +10,12 @@ ensure_services
 ensure_chromium
 ensure_tools
 ensure_helm
-log "ruff"
+log "ruff check, ruff format --check"
 "$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check .
 log "mypy --strict"
 "$VENV/bin/mypy"
+log "lint-imports (the layers: pyproject.toml [tool.importlinter])"
+"$VENV/bin/lint-imports"
 log "pytest"
 "$VENV/bin/pytest" "$@"

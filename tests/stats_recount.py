@@ -1,6 +1,6 @@
 """A month's ``stats`` object recounted from the archive's text alone, as a downloader would
 count it (a regex of the profile's fixed line shape, sorted lists, nearest rank), sharing no
-code with ``shared.archive.stats``: the unit and the integration tests hold the export's
+code with ``gomoku_archive.profile.stats``: the unit and the integration tests hold the export's
 counts equal to it."""
 
 from __future__ import annotations

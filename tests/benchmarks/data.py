@@ -10,9 +10,9 @@ from typing import Any
 
 import asyncpg
 
-from shared.archive.months import Month
-from shared.db import source
-from shared.demo.games import generate_month
+from gomoku_archive.db import source
+from gomoku_archive.demo.games import generate_month
+from gomoku_archive.profile.months import Month
 
 TEMPLATE_GAMES = 2000
 """Valid games played by the demo player for the template (the rest are copies of them)."""

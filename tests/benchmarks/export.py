@@ -24,12 +24,12 @@ from typing import Any
 
 import asyncpg
 
-from shared.archive.classify import Candidate, classify
-from shared.archive.months import Month
-from shared.archive.profile import game_line
-from shared.db import source
-from shared.gomoku.game import Reason
-from shared.gomoku.replay import coerce_moves
+from gomoku_archive.db import source
+from gomoku_archive.gomoku.game import Reason
+from gomoku_archive.gomoku.replay import coerce_moves
+from gomoku_archive.profile.classify import Candidate, classify
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.writer import game_line
 
 from .data import seed_month
 from .figures import Figure, Size, bounded
@@ -66,7 +66,7 @@ _HELPER_PEAK = re.compile(r"^HELPER_PEAK_RSS_KIB (\d+)$", re.MULTILINE)
 # helper's ru_maxrss: an upper bound, since a spawned helper starts as a fork of the CLI.
 _WRAPPER = (
     "import resource, sys\n"
-    "from shared.cli.main import main\n"
+    "from gomoku_archive.cli.main import main\n"
     "if __name__ == '__main__':\n"
     "    code = main(sys.argv[1:])\n"
     "    hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
@@ -264,7 +264,7 @@ def _profile(dsn: str, out: Path) -> None:
             "-o",
             str(out),
             "-m",
-            "shared.cli.main",
+            "gomoku_archive.cli.main",
             "export",
             "--month",
             str(MONTH),
@@ -303,11 +303,11 @@ def _in_process_export(dsn: str, *, bar: bool) -> float:
     code = (
         "import asyncio, io, sys, time\n"
         "from rich.console import Console\n"
-        "from shared.cli.db_cmds import _Bar\n"
-        "from shared.db.pool import pool_from\n"
-        "from shared.archive.export import export_month\n"
-        "from shared.archive.parallel import ParallelExport\n"
-        "from shared.archive.months import Month\n"
+        "from gomoku_archive.cli.db_cmds import _Bar\n"
+        "from gomoku_archive.db.pool import pool_from\n"
+        "from gomoku_archive.export.month import export_month\n"
+        "from gomoku_archive.export.helpers import ParallelExport\n"
+        "from gomoku_archive.profile.months import Month\n"
         "async def main():\n"
         "    async with pool_from(sys.argv[1], max_size=3) as pool:\n"
         "        console = Console(file=io.StringIO(), force_terminal=True)\n"

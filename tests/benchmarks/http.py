@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.archive.months import Month
-from shared.db.pool import create_pool
+from gomoku_archive.db.pool import create_pool
+from gomoku_archive.profile.months import Month
 from tests.integration.api_support import ServerProcess, publish_bytes, random_bytes
 
 from .figures import Figure, Size, bounded, compared

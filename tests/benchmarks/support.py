@@ -15,7 +15,7 @@ from pathlib import Path
 
 import asyncpg
 
-from shared.db.migrate import migrate
+from gomoku_archive.db.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository (subprocesses run there, so ``-m tests.benchmarks...`` resolves)."""

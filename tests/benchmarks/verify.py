@@ -18,10 +18,10 @@ from pathlib import Path
 
 from sgfmill import sgf_grammar
 
-from shared.archive.months import Month
-from shared.db.pool import pool_from
-from shared.sgf import parse
-from shared.storage.chunks import iter_archive
+from gomoku_archive.db.pool import pool_from
+from gomoku_archive.profile.months import Month
+from gomoku_archive.sgf import parse
+from gomoku_archive.storage.chunks import iter_archive
 
 from .data import seed_month
 from .figures import Figure, Size
@@ -89,7 +89,7 @@ def run(size: Size, workdir: Path) -> list[Figure]:
 def _export(dsn: str, workdir: Path) -> Path:
     env = dict(os.environ) | {"DATABASE_URL": dsn, "LOG_FORMAT": "json", "LOG_LEVEL": "WARNING"}
     subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "export", "--month", str(MONTH)],
+        [sys.executable, "-m", "gomoku_archive.cli.main", "export", "--month", str(MONTH)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -120,7 +120,7 @@ def _timed(action: Callable[..., None], *args: object) -> float:
 
 def _cli(*args: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args], cwd=ROOT, capture_output=True
+        [sys.executable, "-m", "gomoku_archive.cli.main", *args], cwd=ROOT, capture_output=True
     )
     assert done.returncode == 0, done.stderr.decode()[-500:]
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shared.cli.main import build_parser
+from gomoku_archive.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -19,11 +19,11 @@ CHART = ROOT / "helm" / "gomoku-archive"
 VENV_BIN = Path(sys.executable).parent
 
 AWS_VARIABLES = frozenset({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"})
-"""Read by boto3 itself, not by ``shared.settings``."""
+"""Read by boto3 itself, not by ``gomoku_archive.settings``."""
 S3_VARIABLES = frozenset(
     {"S3_BUCKET", "S3_PREFIX", "S3_ENDPOINT_URL", "S3_REDIRECT", "S3_PART_SIZE", "CDN_BASE_URL"}
 )
-"""The S3 mirror's settings (being added to ``shared.settings`` beside this work)."""
+"""The S3 mirror's settings (being added to ``gomoku_archive.settings`` beside this work)."""
 
 
 def tool(name: str) -> str:
@@ -43,7 +43,7 @@ def run_tool(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
 def setting_names() -> frozenset[str]:
     """Every environment variable the program reads: ``Settings.from_env`` reads each one as
     ``get("NAME")``; boto3 reads the AWS ones."""
-    source = (ROOT / "shared" / "settings.py").read_text(encoding="utf-8")
+    source = (ROOT / "src" / "gomoku_archive" / "settings.py").read_text(encoding="utf-8")
     read = set(re.findall(r'\bget\("([A-Z][A-Z0-9_]*)"\)', source))
     assert {"DATABASE_URL", "REDIS_URL", "OPS_TOKEN"} <= read, "settings.py changed its shape"
     return frozenset(read) | S3_VARIABLES | AWS_VARIABLES

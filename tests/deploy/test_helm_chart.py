@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.cli import SHUTDOWN_TIMEOUT_SECONDS
-from services.metrics import Metrics
+from gomoku_archive.cli.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
+from gomoku_archive.web.metrics import Metrics
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
     FULL_VALUES,

@@ -23,15 +23,16 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.archive.names import CHUNK_SIZE, archive_file_name
-from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS
-from shared.db import archive_store, source
-from shared.db.archive_store import ArchiveRow, BuiltFile, Counts
-from shared.db.pool import Pool
-from shared.demo.games import generate_month
-from shared.settings import Settings
+from gomoku_archive.db import archive_store, source
+from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.demo.games import generate_month
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.chunks import CHUNK_SIZE
 
 Client = TestClient[web.Request, web.Application]
 
@@ -78,7 +79,7 @@ async def serving(
     """The real app on a loopback port of its own, closed before the caller's pool. Redis
     points at a closed port unless ``settings`` say otherwise: the public API must not need
     it."""
-    from services.app import create_app
+    from gomoku_archive.web.app import create_app
 
     settings = settings or Settings(database_url=db_dsn, redis_url=redis_url)
     app = create_app(settings, pool=pool, manifest_ttl=manifest_ttl)
@@ -163,7 +164,7 @@ class ServerProcess:
             [
                 sys.executable,
                 "-m",
-                "shared.cli.main",
+                "gomoku_archive.cli.main",
                 "serve",
                 "--host",
                 "127.0.0.1",

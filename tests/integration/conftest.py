@@ -20,11 +20,11 @@ import pytest
 import redis
 from playwright.async_api import Browser, async_playwright
 
-from shared.archive.months import Month
-from shared.db.migrate import migrate
-from shared.db.pool import Pool, create_pool
-from shared.db.source import create_reference_table
-from shared.settings import Settings
+from gomoku_archive.db.migrate import migrate
+from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.db.source import create_reference_table
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
 
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_SERVER = os.environ.get("TEST_REDIS_SERVER", "redis-server")

@@ -1,4 +1,4 @@
-"""Build rows of the game server's table for tests, in ``shared.db.source.INSERT_COLUMNS`` order."""
+"""Build rows of the game server's table for tests, in ``db.source.INSERT_COLUMNS`` order."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.db.source import INSERT_COLUMNS
+from gomoku_archive.db.source import INSERT_COLUMNS
 
 # A short valid game: black makes five on the top row (x = 0..4), white plays row 1.
 FIVE_MOVES: list[dict[str, Any]] = []

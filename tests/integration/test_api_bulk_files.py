@@ -14,10 +14,10 @@ from pathlib import Path
 import feedparser
 import pytest
 
-from shared.archive.months import Month
-from shared.db.pool import Pool
-from shared.settings import Settings
-from shared.web.public_origin import parse_networks
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.http.origin import parse_networks
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
 from tests.integration.api_support import (
     ROOT,
     Client,
@@ -185,7 +185,7 @@ async def test_games_reads_a_downloaded_archive(api: Client, tmp_path: Path) -> 
     (tmp_path / "plain.sgf").write_bytes(gzip.decompress(data))
     for name in (august["file"], "plain.sgf"):
         code, out = await run(
-            sys.executable, "-m", "shared.cli.main", "games", str(tmp_path / name), cwd=ROOT
+            sys.executable, "-m", "gomoku_archive.cli.main", "games", str(tmp_path / name), cwd=ROOT
         )
         assert code == 0, out
         games = [json.loads(line) for line in out.splitlines()]

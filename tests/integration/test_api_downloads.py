@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from yarl import URL
 
-from services.keys import DOWNLOAD_CACHE
-from shared.archive.months import Month
-from shared.archive.names import CHUNK_SIZE
-from shared.db import archive_store
-from shared.db.archive_store import ArchiveRow
-from shared.db.pool import Pool
-from shared.settings import Settings
-from shared.web.conditions import format_http_date
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.http.conditions import format_http_date
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.chunks import CHUNK_SIZE
+from gomoku_archive.web.keys import DOWNLOAD_CACHE
 from tests.integration.api_support import (
     Client,
     app_of,

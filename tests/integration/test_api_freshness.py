@@ -14,14 +14,14 @@ from datetime import UTC, datetime
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from services.freshness import FreshnessRefresher
-from services.metrics import Metrics
-from shared.archive.months import Month
-from shared.db import archive_store
-from shared.db.pool import Pool
-from shared.db.stats import read_archive_stats
-from shared.jobs.queue import connect
-from shared.settings import Settings
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.db.stats import read_archive_stats
+from gomoku_archive.jobs.connection import connect
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.freshness import FreshnessRefresher
+from gomoku_archive.web.metrics import Metrics
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port
 

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from services.keys import MANIFEST, METRICS
-from shared.archive.months import Month
-from shared.catalog.manifest import build_manifest
-from shared.db import archive_store
-from shared.db.pool import Pool
+from gomoku_archive.catalog.manifest import build_manifest
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.profile.months import Month
+from gomoku_archive.web.keys import MANIFEST, METRICS
 from tests.integration.api_support import (
     Client,
     app_of,

@@ -31,10 +31,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from shared.archive.months import Month
-from shared.db.migrate import migrate
-from shared.db.pool import pool_from
-from shared.db.source import create_reference_table
+from gomoku_archive.db.migrate import migrate
+from gomoku_archive.db.pool import pool_from
+from gomoku_archive.db.source import create_reference_table
+from gomoku_archive.profile.months import Month
 from tests.integration.api_support import (
     PG_ADMIN_DSN,
     ServerProcess,

@@ -10,9 +10,9 @@ import asyncpg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared.db import archive_store
-from shared.db.archive_store import ArchiveRow
-from shared.db.pool import Pool
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.db.pool import Pool
 from tests.integration.api_support import (
     PG_ADMIN_DSN,
     Client,

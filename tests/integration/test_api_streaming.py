@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import aiohttp
 import pytest
 
-from services import downloads
-from services.keys import METRICS, POOL
-from shared.archive.names import CHUNK_SIZE
-from shared.db.archive_store import ArchiveRow
-from shared.db.pool import Pool
+from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.storage.chunks import CHUNK_SIZE
+from gomoku_archive.web.api import downloads
+from gomoku_archive.web.keys import METRICS, POOL
 from tests.integration.api_support import (
     Client,
     ServerProcess,

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torf
 
-from services.keys import TORRENT_PIECES
-from shared.archive.months import Month
-from shared.db import mirror_store
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db import mirror_store
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.keys import TORRENT_PIECES
 from tests.integration.api_support import (
     Client,
     app_of,

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from shared.archive.months import Month, closed_months
+from gomoku_archive.profile.months import Month, closed_months
 from tests.integration.conftest import free_port
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ def start_demo(tmp_path: Path) -> Iterator[StartDemo]:
                 [
                     sys.executable,
                     "-m",
-                    "shared.cli.main",
+                    "gomoku_archive.cli.main",
                     "demo",
                     "--data",
                     str(data),
@@ -160,7 +160,7 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> No
     (tmp_path / f"{name}.sha256").write_bytes(get(f"{file_url}.sha256"))
     subprocess.run(["sha256sum", "-c", f"{name}.sha256"], cwd=tmp_path, check=True)
     subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "verify", str(tmp_path / name)],
+        [sys.executable, "-m", "gomoku_archive.cli.main", "verify", str(tmp_path / name)],
         check=True,
         stdout=subprocess.DEVNULL,
     )

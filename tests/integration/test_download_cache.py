@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from services.keys import DOWNLOAD_CACHE
-from shared.archive.names import CHUNK_SIZE
-from shared.db.archive_store import ArchiveRow
-from shared.db.pool import Pool
-from shared.settings import Settings
-from shared.storage.file_cache import FileCache
+from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.chunks import CHUNK_SIZE
+from gomoku_archive.storage.file_cache import FileCache
+from gomoku_archive.web.keys import DOWNLOAD_CACHE
 from tests.integration.api_support import Client, app_of, publish_bytes, random_bytes, serving
 
 FILES = "/api/v1/database/files/"

@@ -9,14 +9,15 @@ from datetime import timedelta
 
 import pytest
 
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.archive.names import CHUNK_SIZE, archive_file_name
-from shared.catalog.manifest import ALL_REASONS, ALL_TERMINATIONS, build_manifest
-from shared.db import archive_store, source
-from shared.db.pool import Pool
-from shared.gomoku.game import Reason, Termination
-from shared.storage.chunks import iter_archive
+from gomoku_archive.catalog.manifest import build_manifest
+from gomoku_archive.db import archive_store, source
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.month import export_month
+from gomoku_archive.gomoku.game import Reason, Termination
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.storage.chunks import CHUNK_SIZE, iter_archive
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import FIVE_MOVES, game_row, utc
 
@@ -184,7 +185,7 @@ async def test_zero_game_month_is_published_without_a_file(pool: Pool) -> None:
 
 
 async def test_chunks_are_exactly_256_kib_and_bytes_check_out(pool: Pool) -> None:
-    from shared.demo.games import generate_month
+    from gomoku_archive.demo.games import generate_month
 
     rows = [
         tuple(getattr(g, c) for c in source.INSERT_COLUMNS)
@@ -334,8 +335,8 @@ async def test_export_needs_only_select_on_the_games_table(pg_dsn: str) -> None:
     """The game server owns its table; this service's role may only read it."""
     import asyncpg
 
-    from shared.db.migrate import migrate
-    from shared.db.pool import connect, create_pool
+    from gomoku_archive.db.migrate import migrate
+    from gomoku_archive.db.pool import connect, create_pool
 
     role = "gpa_reader_" + uuid.uuid4().hex[:8]
     admin = await connect(pg_dsn)

@@ -15,11 +15,11 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from shared.db import archive_store
-from shared.db.pool import pool_from
-from shared.storage.chunks import iter_archive
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import pool_from
+from gomoku_archive.storage.chunks import iter_archive
 
-CLI = [sys.executable, "-m", "shared.cli.main"]
+CLI = [sys.executable, "-m", "gomoku_archive.cli.main"]
 
 
 def cli(dsn: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.archive.parallel import ParallelExport
-from shared.archive.slices import plan_slices
-from shared.db import archive_store, source
-from shared.db.archive_store import BuiltFile, Counts
-from shared.db.pool import Pool
-from shared.errors import ExportFailed
+from gomoku_archive.db import archive_store, source
+from gomoku_archive.db.archive_store import BuiltFile, Counts
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.errors import ExportFailed
+from gomoku_archive.export.helpers import ParallelExport
+from gomoku_archive.export.month import export_month
+from gomoku_archive.export.slices import plan_slices
+from gomoku_archive.profile.months import Month
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import _bad_rows, insert
@@ -162,7 +162,7 @@ async def test_a_small_month_and_one_process_take_the_single_path(
     await insert(pool, [game_row(finished_at=utc(2026, 8, 3, 4, 5, i)) for i in range(30)])
     started: list[object] = []
     monkeypatch.setattr(
-        "shared.archive.export.SliceHelpers.__aenter__",
+        "gomoku_archive.export.month.SliceHelpers.__aenter__",
         lambda self: started.append(self),  # would fail if awaited
     )
     for parallel in (
@@ -217,7 +217,15 @@ async def test_a_killed_export_command_leaves_no_helper(db_dsn: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env |= {"DATABASE_URL": db_dsn, "LOG_FORMAT": "json", "EXPORT_PROCESSES": "2"}
     command = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "shared.cli.main", "export", "--month", "2026-08", "--force"],
+        *[
+            sys.executable,
+            "-m",
+            "gomoku_archive.cli.main",
+            "export",
+            "--month",
+            "2026-08",
+            "--force",
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -17,11 +17,11 @@ from typing import Any
 import asyncpg
 import pytest
 
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.catalog.manifest import build_manifest
-from shared.db import archive_store, migrate, source
-from shared.db.pool import Pool, create_pool
+from gomoku_archive.catalog.manifest import build_manifest
+from gomoku_archive.db import archive_store, migrate, source
+from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
 from tests.integration.api_support import Client, publish_demo_month, serving
 from tests.integration.rows import game_row, utc
 from tests.stats_recount import recount
@@ -84,7 +84,7 @@ async def test_the_manifest_command_prints_the_same_stats(db_dsn: str, pool: Poo
     await publish_demo_month(pool, SEP, 0)
     command = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "shared.cli.main", "manifest"],
+        [sys.executable, "-m", "gomoku_archive.cli.main", "manifest"],
         env={**os.environ, "DATABASE_URL": db_dsn, "LOG_FORMAT": "json"},
         capture_output=True,
         text=True,

@@ -15,18 +15,21 @@ import aiohttp
 import pytest
 from arq import Retry
 
-from services.freshness import FreshnessRefresher
-from services.metrics import Metrics
-from shared.archive.months import Month
-from shared.archive.names import checksum_line
-from shared.db import archive_store, mirror_store
-from shared.db.archive_store import ArchiveRow
-from shared.db.pool import Pool
-from shared.errors import MirrorFailed
-from shared.jobs.queue import read_snapshot
-from shared.settings import Settings
-from shared.storage.mirror import ArchiveMirror
-from shared.storage.s3 import S3Store
+from gomoku_archive.db import archive_store, mirror_store
+from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.jobs.snapshot import read_snapshot
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import checksum_line
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.mirror import ArchiveMirror
+from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.web.freshness import FreshnessRefresher
+from gomoku_archive.web.metrics import Metrics
+from gomoku_archive.worker import context
+from gomoku_archive.worker.export_jobs import plan_months
+from gomoku_archive.worker.mirror_jobs import mirror_archive
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.s3_support import (
     CREDENTIALS,
@@ -46,9 +49,6 @@ from tests.integration.worker_support import (
     run_cli,
     seed_month,
 )
-from workers import context
-from workers.jobs import plan_months
-from workers.mirror_jobs import mirror_archive
 
 MIB = 1024 * 1024
 PART = 5 * MIB

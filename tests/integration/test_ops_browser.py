@@ -11,12 +11,12 @@ import pytest
 from aiohttp.test_utils import TestServer
 from playwright.async_api import Browser, Page, ViewportSize
 
-from services.app import create_app
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.db import archive_store
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.app import create_app
 from tests.integration.api_support import ARTIFACTS
 from tests.integration.worker_support import seed_month
 

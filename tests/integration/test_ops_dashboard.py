@@ -15,11 +15,12 @@ import structlog
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from services.app import create_app
-from shared.db.pool import Pool
-from shared.jobs.ops_view import QueuedJob
-from shared.jobs.queue import connect, read_snapshot
-from shared.settings import Settings
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.jobs.connection import connect
+from gomoku_archive.jobs.ops_view import QueuedJob
+from gomoku_archive.jobs.snapshot import read_snapshot
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.app import create_app
 
 Client = TestClient[web.Request, web.Application]
 TOKEN = "test-ops-token-of-at-least-32-characters"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize
 
-from shared.archive.months import Month
-from shared.archive.profile import ROOT_PROPERTIES
-from shared.db.pool import Pool
-from shared.gomoku.game import Reason, Termination
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.gomoku.game import Reason, Termination
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.writer import ROOT_PROPERTIES
 from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month, serving
 
 pytestmark = pytest.mark.browser

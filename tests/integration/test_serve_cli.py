@@ -14,7 +14,7 @@ import sys
 import aiohttp
 import pytest
 
-from shared.db.pool import Pool
+from gomoku_archive.db.pool import Pool
 from tests.integration.api_support import (
     ROOT,
     ServerProcess,
@@ -28,7 +28,7 @@ MIB = 1024 * 1024
 
 def serve(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "serve", *args],
+        [sys.executable, "-m", "gomoku_archive.cli.main", "serve", *args],
         env={**os.environ, "DATABASE_URL": database_url, "LOG_FORMAT": "json"},
         cwd=ROOT,
         capture_output=True,

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from services.app import create_app
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.app import create_app
 from tests.integration.worker_support import (
     archive_states,
     cli_env,

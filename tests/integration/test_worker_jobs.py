@@ -12,15 +12,16 @@ import structlog
 from arq import Retry
 from arq.constants import result_key_prefix
 
-from shared.archive.months import Month
-from shared.db import archive_store
-from shared.db.pool import Pool, create_pool
-from shared.errors import ExportFailed, InvalidMonth
-from shared.jobs.queue import enqueue_export, enqueue_forced_export, read_snapshot
-from shared.settings import Settings
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.errors import ExportFailed, InvalidMonth
+from gomoku_archive.jobs.enqueue import enqueue_export, enqueue_forced_export
+from gomoku_archive.jobs.snapshot import read_snapshot
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.worker.export_jobs import export_month, plan_months
+from gomoku_archive.worker.timeouts import export_timeout
 from tests.integration.worker_support import close_context, job_context, seed_month
-from workers.jobs import export_month, plan_months
-from workers.timeouts import export_timeout
 
 AUG, SEP, OCT = Month(2026, 8), Month(2026, 9), Month(2026, 10)
 
@@ -250,7 +251,7 @@ async def test_a_timed_out_export_is_recorded_as_such(
 ) -> None:
     await seed_month(settings.database_url, AUG, 20, copies=20)
     # The month's limit, shrunk so that the export cannot make it.
-    monkeypatch.setattr("workers.jobs.export_timeout", lambda candidates: 0.05)
+    monkeypatch.setattr("gomoku_archive.worker.export_jobs.export_timeout", lambda candidates: 0.05)
     ctx = await job_context(settings, pool, now=at(2026, 9, 2), job_id="export:2026-08")
     try:
         with pytest.raises(ExportFailed, match="longer than its 0 s limit"):

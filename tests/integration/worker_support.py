@@ -20,13 +20,14 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from shared.archive.months import Month
-from shared.db import source
-from shared.db.pool import Pool
-from shared.demo.games import SourceGame, generate_month
-from shared.jobs.queue import connect
-from shared.settings import Settings
-from workers import context
+from gomoku_archive.db import source
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.demo.games import generate_month
+from gomoku_archive.demo.rows import SourceGame
+from gomoku_archive.jobs.connection import connect
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.worker import context
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,7 +123,7 @@ def run_cli(
     *args: str, env: dict[str, str], timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
+        [sys.executable, "-m", "gomoku_archive.cli.main", *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -139,7 +140,7 @@ class WorkerProcess:
         self.log_path = log_path
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", "worker", *args],
+            [sys.executable, "-m", "gomoku_archive.cli.main", "worker", *args],
             env=env,
             cwd=ROOT,
             stdout=self._log,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import asyncpg
 
 LOCK_CLASS = 0x4750
-"""shared.db.locks' first advisory-lock key."""
+"""gomoku_archive.db.locks' first advisory-lock key."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.archive.stream import GZIP_HEADER
+from gomoku_archive.profile.stream import GZIP_HEADER
 
 PEAK_MARK = "peak-rss-kib:"
 _WRAPPER = f"""
@@ -28,7 +28,7 @@ def _peak():
 
 atexit.register(_peak)
 sys.argv[0] = "gomoku-archive"
-runpy.run_module("shared.cli.main", run_name="__main__")
+runpy.run_module("gomoku_archive.cli.main", run_name="__main__")
 """
 CLI = [sys.executable, "-c", _WRAPPER]
 MIB = 1 << 20

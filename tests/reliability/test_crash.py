@@ -21,11 +21,12 @@ import asyncpg
 import pytest
 import redis
 
-from shared.archive.export import export_month
-from shared.archive.months import Month
-from shared.db import archive_store
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db import archive_store
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.worker.export_jobs import plan_months
 from tests.integration.api_support import publish_bytes, random_bytes
 from tests.integration.worker_support import (
     WorkerProcess,
@@ -37,7 +38,6 @@ from tests.integration.worker_support import (
     workers,
 )
 from tests.reliability.fault_support import leftovers
-from workers.jobs import plan_months
 
 ROOT = Path(__file__).resolve().parents[2]
 AUG = Month(2026, 8)
@@ -74,7 +74,7 @@ async def test_the_planner_sweeps_leftovers_behind_published_months(
     assert await leftovers(db_dsn) == {"building": 0, "orphan_chunks": 0}
 
 
-CLI = [sys.executable, "-m", "shared.cli.main"]
+CLI = [sys.executable, "-m", "gomoku_archive.cli.main"]
 SUMMARY: list[str] = []
 
 

@@ -18,9 +18,11 @@ import asyncpg
 import pytest
 from arq import Retry
 
-from shared.archive.months import Month
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.worker.export_jobs import export_month
+from gomoku_archive.worker.retry_policy import FIRST_DELAY_SECONDS
 from tests.integration.api_support import publish_bytes, random_bytes, running_server
 from tests.integration.worker_support import (
     WorkerProcess,
@@ -39,8 +41,6 @@ from tests.reliability.fault_support import (
     streaming_backends,
     terminate,
 )
-from workers.jobs import export_month
-from workers.retry_policy import FIRST_DELAY_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 AUG = Month(2026, 8)
@@ -101,7 +101,7 @@ async def test_a_worker_export_that_loses_its_backend_is_retried_and_leaves_noth
 
 def spawn_export(env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "shared.cli.main", "export", "--month", str(AUG)],
+        [sys.executable, "-m", "gomoku_archive.cli.main", "export", "--month", str(AUG)],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -10,7 +10,7 @@ import re
 import socket
 import time
 
-from shared.db.pool import Pool
+from gomoku_archive.db.pool import Pool
 from tests.integration.api_support import ServerProcess, publish_bytes, random_bytes, rss_kib
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "PROPFIND", "BREW"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.demo.examples import bundled_archive_path
+from gomoku_archive.demo.examples import bundled_archive_path
 from tests.reliability.hostile_support import MIB, run_cli, write_gzip_bomb
 
 GIB = 1024 * MIB

@@ -1,7 +1,7 @@
 """Range and conditional headers fuzzed against an independent reading of RFC 9110.
 
 The oracle below is written from the RFC's ABNF with strict regular expressions and Python
-ints, apart from ``shared.web.conditions``; where the RFC leaves a choice the oracle takes the
+ints, apart from ``http.conditions``; where the RFC leaves a choice the oracle takes the
 one the module documents (an invalid bytes range-set is 416, several satisfiable ranges are
 the whole file). Values mix what a client sends with what an attacker does: leading zeros by
 the dozen, huge numbers, Arabic-Indic, fullwidth and superscript digits, stray spaces and
@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.web.conditions import (
+from gomoku_archive.http.conditions import (
     Decision,
     Representation,
     RequestConditions,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import aiohttp
 import pytest
 
-from shared.db.pool import Pool
+from gomoku_archive.db.pool import Pool
 from tests.integration.api_support import ServerProcess, publish_bytes, random_bytes, rss_kib
 
 CLIENTS = 200

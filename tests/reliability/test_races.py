@@ -12,9 +12,10 @@ import asyncpg
 import pytest
 from arq.constants import in_progress_key_prefix
 
-from shared.db.pool import Pool
-from shared.jobs.queue import connect
-from shared.settings import Settings
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.jobs.connection import connect
+from gomoku_archive.settings import Settings
+from gomoku_archive.worker.watchdog import Watchdog
 from tests.integration.conftest import flushed_redis, private_redis
 from tests.integration.worker_support import (
     WorkerProcess,
@@ -23,7 +24,6 @@ from tests.integration.worker_support import (
     wait_until,
     workers,
 )
-from workers.watchdog import Watchdog
 
 JOB = "export:2026-08"
 SUMMARY: list[str] = []

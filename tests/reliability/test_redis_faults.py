@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from shared.db.pool import Pool
-from shared.settings import Settings
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.settings import Settings
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port
 from tests.integration.worker_support import (

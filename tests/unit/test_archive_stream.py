@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.archive.stream import BLOCK_SIZE, COMPRESSION_LEVEL, GZIP_HEADER, ArchiveStream
-from shared.demo.examples import EXAMPLE_MONTH, build_archive, example_records
+from gomoku_archive.demo.examples import EXAMPLE_MONTH, build_archive, example_records
+from gomoku_archive.profile.stream import BLOCK_SIZE, COMPRESSION_LEVEL, GZIP_HEADER, ArchiveStream
 
-# sha256 of the archive of shared.demo.examples.example_records(): 200 games through game_line and
+# sha256 of the archive of demo.examples.example_records(): 200 games through game_line and
 # ArchiveStream. Computed once; any change to a byte of the profile, the order or the stream
 # must show up here (and the bundled example must then be regenerated on purpose).
 GOLDEN_SHA256 = "33ef3c90e4bfe4e729771a80b31fd546d4db4c2be4a2fc771a3b82e3ad4bcb0b"

@@ -1,6 +1,6 @@
 import pytest
 
-from shared.catalog.bencode import Bencodable, bencode
+from gomoku_archive.catalog.bencode import Bencodable, bencode
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 import feedparser
 
-from shared.archive.months import Month
-from shared.archive.names import archive_file_name
-from shared.catalog.bulk_lists import sha256sums, url_list
-from shared.catalog.feed import build_feed
-from shared.catalog.manifest import MonthSummary, PreviousFile, build_manifest
+from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
+from gomoku_archive.catalog.feed import build_feed
+from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, build_manifest
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name
 
 NEW, OLD, AUG = "c" * 64, "d" * 64, "e" * 64
 

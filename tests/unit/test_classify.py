@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.archive.classify import Candidate, classify
-from shared.archive.profile import GameRecord
-from shared.gomoku.game import Reason, Termination
+from gomoku_archive.gomoku.game import Reason, Termination
+from gomoku_archive.profile.classify import Candidate, classify
+from gomoku_archive.profile.writer import GameRecord
 
 T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
 FIVE = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.main import build_parser, command_modules, main
-from shared.cli.runtime import missing_table_advice
+from gomoku_archive.cli.main import build_parser, command_modules, main
+from gomoku_archive.cli.runtime import missing_table_advice
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
@@ -22,7 +22,7 @@ HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 def test_downloader_commands_load_no_server_stack(argv: list[str]) -> None:
     code = (
         "import sys\n"
-        "from shared.cli.main import main\n"
+        "from gomoku_archive.cli.main import main\n"
         "try:\n"
         f"    main({argv!r})\n"
         "except SystemExit:\n"
@@ -47,10 +47,12 @@ def test_the_top_level_help_lists_every_command() -> None:
 
 def test_each_process_owns_its_command() -> None:
     owners = {name: module for module, names in command_modules().items() for name in names}
-    assert owners["serve"] == "services.cli"
-    assert owners["worker"] == "workers.cli"
+    assert owners["serve"] == "gomoku_archive.cli.serve_cmd"
+    assert owners["worker"] == "gomoku_archive.cli.worker_cmd"
     assert all(
-        m.startswith("shared.cli.") for n, m in owners.items() if n not in ("serve", "worker")
+        m.startswith("gomoku_archive.cli.")
+        for n, m in owners.items()
+        if n not in ("serve", "worker")
     )
 
 
@@ -62,7 +64,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_main_help_lists_every_setting() -> None:
-    source = (Path(__file__).parents[2] / "shared" / "settings.py").read_text()
+    source = (Path(__file__).parents[2] / "src" / "gomoku_archive" / "settings.py").read_text()
     read = set(re.findall(r'get\("([A-Z_0-9]+)"\)', source))
     assert {"DATABASE_URL", "OPS_TOKEN", "S3_PART_SIZE"} <= read
     help_text = build_parser().format_help()
@@ -86,9 +88,11 @@ def test_a_missing_table_gets_the_right_advice(error: str, advice: str) -> None:
 
 
 def test_the_main_help_names_every_setting() -> None:
-    from shared.cli.main import ENVIRONMENT_HELP
+    from gomoku_archive.cli.main import ENVIRONMENT_HELP
 
-    source = (Path(__file__).resolve().parents[2] / "shared" / "settings.py").read_text()
+    source = (
+        Path(__file__).resolve().parents[2] / "src" / "gomoku_archive" / "settings.py"
+    ).read_text()
     read = set(re.findall(r'get\("([A-Z0-9_]+)"\)', source))
     assert {"PUBLIC_BASE_URL", "TRUSTED_PROXIES", "DATABASE_URL"} <= read
     assert sorted(n for n in read if n not in ENVIRONMENT_HELP) == []

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.demo_cmd import DEFAULT_GAMES_PER_MONTH, default_data_dir
-from shared.cli.main import build_parser
+from gomoku_archive.cli.demo_cmd import DEFAULT_GAMES_PER_MONTH, default_data_dir
+from gomoku_archive.cli.main import build_parser
 
 
 def test_data_folder_follows_xdg_data_home() -> None:

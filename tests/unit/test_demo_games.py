@@ -8,10 +8,11 @@ from datetime import UTC, timedelta
 
 import pytest
 
-from shared.archive.months import Month
-from shared.demo.games import SourceGame, generate_month, generate_months
-from shared.demo.player import fill_board_without_five, play_game
-from shared.gomoku.game import BOARD_SIZE, POINTS, Color, Reason, Result, Termination
+from gomoku_archive.demo.games import generate_month, generate_months
+from gomoku_archive.demo.player import fill_board_without_five, play_game
+from gomoku_archive.demo.rows import SourceGame
+from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Reason, Result, Termination
+from gomoku_archive.profile.months import Month
 
 MONTH = Month(2026, 8)
 GAMES = 120
@@ -39,7 +40,7 @@ def month_of(row: SourceGame) -> Month:
 
 
 # -- an independent checker of the export's rules, written from the specification -----------
-# (deliberately not shared.gomoku.replay: it checks the generator's labels, not another module)
+# (deliberately not gomoku.replay: it checks the generator's labels, not another module)
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 Board = dict[tuple[int, int], str]

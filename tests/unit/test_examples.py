@@ -1,13 +1,12 @@
 """The bundled example archive is exactly what the generator, the writer and the stream produce
-today, and it passes the verifier. Regenerate it with ``python -m shared.demo.examples``."""
+today, and it passes the verifier. Regenerate it with ``python -m gomoku_archive.demo.examples``."""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC
 
-from shared.archive.profile import order_key
-from shared.demo.examples import (
+from gomoku_archive.demo.examples import (
     EXAMPLE_GAMES,
     EXAMPLE_MONTH,
     EXAMPLES_DIR,
@@ -15,9 +14,10 @@ from shared.demo.examples import (
     example_archive,
     example_records,
 )
-from shared.gomoku.game import Termination
-from shared.gomoku.replay import replay
-from shared.verify.archive import ArchiveVerifier
+from gomoku_archive.gomoku.game import Termination
+from gomoku_archive.gomoku.replay import replay
+from gomoku_archive.profile.writer import order_key
+from gomoku_archive.verify.archive import ArchiveVerifier
 
 
 def test_the_committed_archive_is_byte_identical_to_a_rebuild() -> None:

@@ -8,8 +8,8 @@ import threading
 
 from rich.console import Console
 
-from shared.archive.months import Month
-from shared.cli.db_cmds import _Bar
+from gomoku_archive.cli.db_cmds import _Bar
+from gomoku_archive.profile.months import Month
 
 
 def test_the_bar_draws_progress_without_a_thread_and_at_most_a_few_times_a_second() -> None:

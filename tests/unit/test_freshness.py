@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.archive.months import Month
-from shared.catalog.freshness import Freshness, compute_freshness, latest_export_failed
+from gomoku_archive.catalog.freshness import Freshness, compute_freshness, latest_export_failed
+from gomoku_archive.profile.months import Month
 
 FIRST = Month(2026, 8)
 T = datetime(2026, 11, 1, tzinfo=UTC)

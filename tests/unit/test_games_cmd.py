@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.games_cmd import write_games
-from shared.cli.main import main
-from shared.verify.records import GameFilter, game_filter, parse_instant
+from gomoku_archive.cli.games_cmd import write_games
+from gomoku_archive.cli.main import main
+from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
 from tests.unit.test_verify import GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.web.conditions import (
+from gomoku_archive.http.conditions import (
     ANY,
     ByteRangeSpec,
     Decision,

@@ -1,11 +1,11 @@
-"""The JSON codec jobs and results travel in (pure functions of shared.jobs.queue)."""
+"""The JSON codec jobs and results travel in (pure functions of gomoku_archive.jobs.connection)."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from shared.errors import ExportFailed
-from shared.jobs.queue import deserialize, serialize
+from gomoku_archive.errors import ExportFailed
+from gomoku_archive.jobs.codec import deserialize, serialize
 
 
 def test_jobs_round_trip_as_json() -> None:

@@ -2,8 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from shared.archive.months import Month
-from shared.jobs.ids import (
+from gomoku_archive.jobs.ids import (
     JobRef,
     export_job_id,
     export_month_of,
@@ -11,6 +10,7 @@ from shared.jobs.ids import (
     mirror_job_id,
     parse_job_id,
 )
+from gomoku_archive.profile.months import Month
 
 AUG = Month(2026, 8)
 

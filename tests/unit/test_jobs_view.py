@@ -10,9 +10,8 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from shared.archive.months import Month
-from shared.cli.jobs_view import render
-from shared.jobs.ops_view import (
+from gomoku_archive.cli.jobs_view import render
+from gomoku_archive.jobs.ops_view import (
     JobOutcome,
     QueuedJob,
     QueueSnapshot,
@@ -20,6 +19,7 @@ from shared.jobs.ops_view import (
     WorkerSeen,
     month_statuses,
 )
+from gomoku_archive.profile.months import Month
 from tests.unit.test_ops_view import Row, published
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import logs
+from gomoku_archive import logs
 
 
 @pytest.fixture
@@ -50,8 +50,8 @@ def test_the_json_line_is_the_structlog_chains_line(fields: dict[str, object]) -
     ]
     try:
         with structlog.contextvars.bound_contextvars(request_id="r1", status="context"):
-            direct = logs.json_line("services.access", "info", "http_request", dict(fields))
-            logs._direct_logger("services.access").info("http_request", **fields)
+            direct = logs.json_line(logs.ACCESS_LOGGER, "info", "http_request", dict(fields))
+            logs._direct_logger(logs.ACCESS_LOGGER).info("http_request", **fields)
     finally:
         logs._direct_setup.clear()
     chained = stream.getvalue()
@@ -61,8 +61,8 @@ def test_the_json_line_is_the_structlog_chains_line(fields: dict[str, object]) -
 
 def test_the_access_line_has_the_fields_of_every_other_line(configured: io.StringIO) -> None:
     with structlog.contextvars.bound_contextvars(request_id="abc"):
-        logs.get_direct_logger("services.access").info("http_request", status=200, bytes=5)
-        logs.get_logger("services.access").info("http_request", status=200, bytes=5)
+        logs.get_direct_logger(logs.ACCESS_LOGGER).info("http_request", status=200, bytes=5)
+        logs.get_logger(logs.ACCESS_LOGGER).info("http_request", status=200, bytes=5)
     direct, stdlib = configured.getvalue().splitlines()
     assert list(_without_time(direct).items()) == list(_without_time(stdlib).items())
 
@@ -73,7 +73,7 @@ def test_the_access_line_respects_the_level() -> None:
     handlers, level = root.handlers[:], root.level
     logs.configure_logging(fmt="json", level="WARNING", stream=stream)
     try:
-        logs.get_direct_logger("services.access").info("http_request", status=200)
+        logs.get_direct_logger(logs.ACCESS_LOGGER).info("http_request", status=200)
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
@@ -120,9 +120,9 @@ def test_the_request_line_is_the_json_line(
     }
     with structlog.contextvars.bound_contextvars(**context):
         direct = logs.request_line(
-            "services.access", method, route, path, status, sent, duration_ms
+            logs.ACCESS_LOGGER, method, route, path, status, sent, duration_ms
         )
-        expected = logs.json_line("services.access", "info", "http_request", fields)
+        expected = logs.json_line(logs.ACCESS_LOGGER, "info", "http_request", fields)
     assert direct.endswith("\n")
     assert _masked(direct) == _masked(expected)
 

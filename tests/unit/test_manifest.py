@@ -3,15 +3,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.archive.months import Month
-from shared.archive.names import archive_file_name, checksum_line, is_archive_name
-from shared.catalog.manifest import (
-    ALL_REASONS,
-    ALL_TERMINATIONS,
-    MonthSummary,
-    PreviousFile,
-    build_manifest,
-)
+from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, build_manifest
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name, checksum_line, is_archive_name
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
 
 SHA = "0123456789abcdef" + "f" * 48
 

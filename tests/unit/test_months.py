@@ -2,9 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.archive.months import Month, closed_months
-from shared.errors import InvalidMonth
-from shared.jobs.planning import missing_months
+from gomoku_archive.errors import InvalidMonth
+from gomoku_archive.jobs.planning import missing_months
+from gomoku_archive.profile.months import Month, closed_months
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.archive.months import Month
-from shared.jobs.ops_view import (
+from gomoku_archive.jobs.ops_view import (
     JobOutcome,
     MonthState,
     QueuedJob,
@@ -14,7 +13,8 @@ from shared.jobs.ops_view import (
     parse_health_check,
     status_document,
 )
-from shared.jobs.planning import export_refusal
+from gomoku_archive.jobs.planning import export_refusal
+from gomoku_archive.profile.months import Month
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 FIRST = Month(2026, 8)

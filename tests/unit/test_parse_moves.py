@@ -9,8 +9,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.gomoku.game import Color, Move, Reason
-from shared.gomoku.replay import _JSONB_MOVES, coerce_moves, parse_moves
+from gomoku_archive.gomoku.game import Color, Move, Reason
+from gomoku_archive.gomoku.replay import _JSONB_MOVES, coerce_moves, parse_moves
 
 
 def jsonb_text(value: object) -> str:

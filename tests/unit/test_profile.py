@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.archive.profile import (
+from gomoku_archive.gomoku.game import Color, Move, Reason, Result, Termination
+from gomoku_archive.profile.writer import (
     PROFILE_ID,
     RE_BY_OUTCOME,
     RE_VALUES,
@@ -25,7 +26,6 @@ from shared.archive.profile import (
     order_key,
     re_value,
 )
-from shared.gomoku.game import Color, Move, Reason, Result, Termination
 
 # Copied verbatim from the profile text (/work/shared/seeds/003_9e1b14dd58351a44.txt).
 SEED_EXAMPLE = (

@@ -2,7 +2,7 @@ import ipaddress
 
 import pytest
 
-from shared.web.public_origin import RequestOrigin, is_trusted, parse_networks, public_origin
+from gomoku_archive.http.origin import RequestOrigin, is_trusted, parse_networks, public_origin
 
 PROXIES = parse_networks("10.0.0.0/8, ::1 192.168.1.7")
 

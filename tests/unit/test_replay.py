@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from shared.gomoku.replay import (
+from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
+from gomoku_archive.gomoku.replay import (
     Verdict,
     coerce_moves,
     has_five,

@@ -1,8 +1,8 @@
 import pytest
 
-from shared.archive.months import Month
-from shared.errors import ConfigError
-from shared.settings import Settings
+from gomoku_archive.errors import ConfigError
+from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
 
 
 def test_defaults() -> None:
@@ -166,7 +166,7 @@ def test_setting_errors_are_one_line_and_exit_2() -> None:
         ("EXPORT_PROCESSES", "many"),
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "shared.cli.main", "manifest"],
+            [sys.executable, "-m", "gomoku_archive.cli.main", "manifest"],
             env={**os.environ, name: value},
             capture_output=True,
             text=True,
@@ -214,7 +214,7 @@ def test_public_origin_settings_errors(env: dict[str, str], message: str) -> Non
 
 
 def test_urls_are_masked_for_messages() -> None:
-    from shared.settings import mask_url
+    from gomoku_archive.settings import mask_url
 
     assert mask_url("postgresql://u:secret@db:5432/x") == "postgresql://u:***@db:5432/x"
     assert mask_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"

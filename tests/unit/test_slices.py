@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.archive.slices import Slice, plan_slices
+from gomoku_archive.export.slices import Slice, plan_slices
 
 START = datetime(2026, 8, 1)
 H = timedelta(hours=1)

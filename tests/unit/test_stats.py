@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.archive.profile import GameRecord, game_line, game_parts, move_node
-from shared.archive.stats import (
+from gomoku_archive.catalog.manifest import stats_entry
+from gomoku_archive.demo.examples import example_records
+from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
+from gomoku_archive.profile.stats import (
     EMPTY,
     LENGTH_BIN,
     MonthStats,
@@ -24,9 +26,7 @@ from shared.archive.stats import (
     length_histogram,
     percentile,
 )
-from shared.catalog.manifest import stats_entry
-from shared.demo.examples import example_records
-from shared.gomoku.game import BOARD_SIZE, POINTS, Color, Move, Result, Termination
+from gomoku_archive.profile.writer import GameRecord, game_line, game_parts, move_node
 from tests.stats_recount import recount
 
 B, W = Color.BLACK, Color.WHITE

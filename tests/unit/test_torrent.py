@@ -4,7 +4,13 @@ import io
 import pytest
 import torf
 
-from shared.catalog.torrent import build_torrent, piece_count, piece_length
+from gomoku_archive.catalog.torrent import (
+    MIN_PIECE_LENGTH,
+    build_torrent,
+    piece_count,
+    piece_length,
+)
+from gomoku_archive.storage.chunks import CHUNK_SIZE
 
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
 
@@ -64,3 +70,7 @@ def test_a_torrent_torf_reads_and_verifies() -> None:
 def test_wrong_piece_hashes_are_refused() -> None:
     with pytest.raises(ValueError, match="do not fit"):
         build_torrent(name="x", size=300 * KIB, pieces=b"\0" * 20, web_seeds=[])
+
+
+def test_a_piece_is_whole_stored_chunks() -> None:
+    assert MIN_PIECE_LENGTH == CHUNK_SIZE

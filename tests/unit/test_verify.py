@@ -10,17 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.archive.months import Month
-from shared.archive.names import archive_file_name, checksum_line
-from shared.archive.profile import (
-    ROOT_PROPERTIES,
-    GameRecord,
-    game_line,
-)
-from shared.archive.stream import ArchiveStream
-from shared.gomoku.game import Color, Move, Result, Termination
-from shared.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
-from shared.verify.game import VALUE_FORMATS
+from gomoku_archive.gomoku.game import Color, Move, Result, Termination
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name, checksum_line
+from gomoku_archive.profile.stream import ArchiveStream
+from gomoku_archive.profile.writer import ROOT_PROPERTIES, GameRecord, game_line
+from gomoku_archive.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
+from gomoku_archive.verify.game import VALUE_FORMATS
 
 B, W = Color.BLACK, Color.WHITE
 

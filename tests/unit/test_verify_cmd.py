@@ -1,4 +1,4 @@
-"""``gomoku-archive verify`` end to end through ``shared.cli.main.main``: the bundled example
+"""``gomoku-archive verify`` end to end through ``cli.main.main``: the bundled example
 passes, and each way of breaking it gives its own problem, line number and exit code."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.archive.stream import ArchiveStream
-from shared.cli import main as cli
-from shared.demo.examples import example_archive
+from gomoku_archive.cli import main as cli
+from gomoku_archive.demo.examples import example_archive
+from gomoku_archive.profile.stream import ArchiveStream
 
 EXAMPLE = example_archive()
 TEXT = gzip.decompress(EXAMPLE.data).decode()

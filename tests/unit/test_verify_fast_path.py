@@ -10,14 +10,14 @@ from datetime import date
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from shared.archive.profile import RE_BY_OUTCOME, format_dates
-from shared.demo.examples import EXAMPLES_DIR
-from shared.gomoku.game import Color, Move
-from shared.gomoku.replay import replay
-from shared.sgf import SgfParseError, parse
-from shared.verify.archive import ArchiveVerifier
-from shared.verify.game import GameFacts, check_game, check_line_fast
-from shared.verify.report import VerifyReport
+from gomoku_archive.demo.examples import EXAMPLES_DIR
+from gomoku_archive.gomoku.game import Color, Move
+from gomoku_archive.gomoku.replay import replay
+from gomoku_archive.profile.writer import RE_BY_OUTCOME, format_dates
+from gomoku_archive.sgf import SgfParseError, parse
+from gomoku_archive.verify.archive import ArchiveVerifier
+from gomoku_archive.verify.game import GameFacts, check_game, check_line_fast
+from gomoku_archive.verify.report import VerifyReport
 
 EXAMPLE = next(EXAMPLES_DIR.glob("*.sgf.gz"))
 LINES = gzip.decompress(EXAMPLE.read_bytes()).decode().splitlines()

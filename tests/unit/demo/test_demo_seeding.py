@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.archive.months import Month
-from shared.demo.database import contiguous_runs
+from gomoku_archive.demo.database import contiguous_runs
+from gomoku_archive.profile.months import Month
 
 
 def m(text: str) -> Month:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.sgf import (
+from gomoku_archive.sgf import (
     FINDING_CODES,
     MAX_LISTED_FINDINGS,
     BoardSize,
@@ -16,7 +16,7 @@ from shared.sgf import (
     parse,
     resolve_root,
 )
-from shared.sgf.checker import _GameChecker
+from gomoku_archive.sgf.checker import _GameChecker
 
 Row = tuple[str, int, int, str]
 

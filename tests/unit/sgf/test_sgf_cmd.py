@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import shared.cli.main as cli
-from shared.sgf import MAX_LISTED_FINDINGS
+import gomoku_archive.cli.main as cli
+from gomoku_archive.sgf import MAX_LISTED_FINDINGS
 
 VALID = b"(;FF[4]GM[4]CA[UTF-8]SZ[15]RE[B+R];B[hh];W[ih];B[ii])\n"
 WARNING_ONLY = b"(;FF[4]GM[4]CA[UTF-8]RE[B+R];B[hh];W[ih];B[ii])\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from shared.sgf import FINDING_CODES
+from gomoku_archive.sgf import FINDING_CODES
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 ROW = re.compile(r"^\| `(?P<code>[A-Z]{2}[0-9]{3})` \| (?P<severity>error|warning) \| .+ \|$")

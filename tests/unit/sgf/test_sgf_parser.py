@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.sgf import GameTree, Node, Property, SgfParseError, iter_game_trees, parse
-from shared.sgf.parser import parse_with_charsets
+from gomoku_archive.sgf import GameTree, Node, Property, SgfParseError, iter_game_trees, parse
+from gomoku_archive.sgf.parser import parse_with_charsets
 
 SGF_ALPHABET = "();[]\\ABWab\n :"
 

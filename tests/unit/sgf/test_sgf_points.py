@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.sgf import BoardSize, parse_point, parse_size, point_name
-from shared.sgf.points import PointListError, SizeError, expand_point_value, is_pass
+from gomoku_archive.sgf import BoardSize, parse_point, parse_size, point_name
+from gomoku_archive.sgf.points import PointListError, SizeError, expand_point_value, is_pass
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from shared.sgf import GameTree, Node, Property
-from shared.sgf.tree import new_node, new_property
+from gomoku_archive.sgf import GameTree, Node, Property
+from gomoku_archive.sgf.tree import new_node, new_property
 
 
 def chain(depth: int, value: str = "aa") -> GameTree:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.sgf import (
+from gomoku_archive.sgf import (
     GameTree,
     Node,
     Property,

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.archive.names import CHUNK_SIZE
-from shared.storage.chunks import ChunkSpan
+from gomoku_archive.storage.chunks import CHUNK_SIZE, ChunkSpan
 
 C = CHUNK_SIZE
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.storage.mirror import cut_parts
+from gomoku_archive.storage.mirror import cut_parts
 
 
 def split(data: bytes, chunk: int, part_size: int) -> list[bytes]:

@@ -1,1 +1,0 @@
-"""Code used by both processes: pure logic (SGF, replay, profile) and the I/O edges."""

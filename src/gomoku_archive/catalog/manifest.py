@@ -1,0 +1,166 @@
+"""The manifest document (``GET /api/v1/database``), built from the published archive rows.
+
+Pure: it takes plain summaries and returns JSON-ready data, so the CLI, the API and the public
+page all show the same document."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from gomoku_archive.gomoku.game import BOARD_SIZE
+from gomoku_archive.http.routes import checksum_url, download_url, torrent_url
+from gomoku_archive.profile.stats import (
+    NO_TIME_CONTROL,
+    MonthStats,
+    grid,
+    length_histogram,
+    percentile,
+)
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS, PROFILE_ID
+
+PROFILE = PROFILE_ID
+"""The manifest's "profile" value (the id itself lives with the profile)."""
+SCHEMA_VERSION = 1
+LICENSE = "CC0-1.0"
+SCOPE: Mapping[str, object] = {
+    "mode": "RANKED",
+    "rated": True,
+    "ruleset": "FREESTYLE",
+    "boardSize": BOARD_SIZE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousFile:
+    """A file the month published before a rebuild with other bytes superseded it: still
+    downloadable at its URL, listed under the month as version history."""
+
+    file_name: str
+    sha256: str
+    bytes: int
+    games: int
+    candidate_games: int
+    excluded_games: int
+    published_at: datetime
+    superseded_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MonthSummary:
+    """What the manifest says of one published month."""
+
+    month: str
+    games: int
+    file_name: str | None
+    bytes: int
+    uncompressed_bytes: int
+    sha256: str | None
+    published_at: datetime
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+    previous: Sequence[PreviousFile] = ()
+    """The month's superseded files, in any order (the manifest lists them newest first)."""
+    stats: MonthStats | None = None
+    """The published games' statistics; None for a month published before they were counted."""
+
+
+def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
+    """Every key present, zeros included, in the documented order."""
+    return {key: int(counts.get(key, 0)) for key in keys}
+
+
+def utc_iso(instant: datetime) -> str:
+    """UTC ISO 8601 with a Z, to the second: ``2026-09-01T00:12:30Z``."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def month_entry(summary: MonthSummary) -> dict[str, Any]:
+    file = summary.file_name
+    return {
+        "month": summary.month,
+        "games": summary.games,
+        "file": file,
+        "downloadUrl": download_url(file) if file else None,
+        "checksumUrl": checksum_url(file) if file else None,
+        "torrentUrl": torrent_url(file) if file else None,
+        "bytes": summary.bytes if file else 0,
+        "uncompressedBytes": summary.uncompressed_bytes if file else 0,
+        "sha256": summary.sha256 if file else None,
+        "publishedAt": utc_iso(summary.published_at),
+        "candidateGames": summary.candidate_games,
+        "excludedGames": summary.excluded_games,
+        "exclusions": full_counts(summary.exclusions, ALL_REASONS),
+        "results": full_counts(summary.results, ALL_TERMINATIONS),
+        "previousFiles": [previous_entry(p) for p in newest_first(summary.previous)],
+        "stats": None if summary.stats is None else stats_entry(summary.stats),
+    }
+
+
+def stats_entry(stats: MonthStats) -> dict[str, Any]:
+    """A month's ``stats`` object; percentiles are nearest-rank, null without values."""
+    lengths = stats.lengths
+    return {
+        "winners": dict(stats.winners),
+        "length": {
+            "min": min(lengths, default=None),
+            "median": percentile(lengths, 50),
+            "p90": percentile(lengths, 90),
+            "max": max(lengths, default=None),
+            "histogram": [
+                {"from": first, "to": last, "games": games}
+                for first, last, games in length_histogram(lengths)
+            ],
+        },
+        "firstMoves": grid(stats.first_moves),
+        "allMoves": grid(stats.all_moves),
+        "ratings": {
+            "count": sum(stats.ratings.values()),
+            "p10": percentile(stats.ratings, 10),
+            "median": percentile(stats.ratings, 50),
+            "p90": percentile(stats.ratings, 90),
+        },
+        "timeControls": {
+            NO_TIME_CONTROL if seconds is None else str(seconds): games
+            for seconds, games in stats.time_controls.items()
+        },
+    }
+
+
+def newest_first(previous: Sequence[PreviousFile]) -> list[PreviousFile]:
+    """Most recently superseded first; the file name breaks ties so the order is total."""
+    return sorted(previous, key=lambda p: (p.superseded_at, p.file_name), reverse=True)
+
+
+def previous_entry(previous: PreviousFile) -> dict[str, Any]:
+    file = previous.file_name
+    return {
+        "file": file,
+        "sha256": previous.sha256,
+        "bytes": previous.bytes,
+        "games": previous.games,
+        "candidateGames": previous.candidate_games,
+        "excludedGames": previous.excluded_games,
+        "downloadUrl": download_url(file),
+        "checksumUrl": checksum_url(file),
+        "torrentUrl": torrent_url(file),
+        "publishedAt": utc_iso(previous.published_at),
+        "supersededAt": utc_iso(previous.superseded_at),
+    }
+
+
+def build_manifest(months: Sequence[MonthSummary]) -> dict[str, Any]:
+    """The manifest: months newest first; months not yet generated are simply absent."""
+    entries = [month_entry(m) for m in sorted(months, key=lambda m: m.month, reverse=True)]
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "profile": PROFILE,
+        "license": LICENSE,
+        "scope": dict(SCOPE),
+        "totalGames": sum(e["games"] for e in entries),
+        "months": entries,
+    }

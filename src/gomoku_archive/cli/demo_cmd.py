@@ -1,0 +1,136 @@
+"""``gomoku-archive demo``: the whole service on this machine, from nothing to a published
+archive in a browser. It sits above the API and the worker and starts them as processes (it
+imports neither); see the README's demo section for what it does and why."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from gomoku_archive.cli.runtime import load_settings, port_arg
+from gomoku_archive.demo import DemoFailed
+from gomoku_archive.demo.run import DemoRun
+
+DEFAULT_GAMES_PER_MONTH = 2000
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="run the whole service on embedded PostgreSQL and Redis until Ctrl-C",
+        description="Starts a PostgreSQL and a Redis of its own in --data (unless DATABASE_URL "
+        "or REDIS_URL name servers to use), fills the games table with demo games, starts the "
+        "worker, which publishes every closed month, and serves the API and pages on "
+        "127.0.0.1. Ctrl-C stops everything it started; a second run reuses the data folder.",
+    )
+    p.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="the demo's data folder (default $XDG_DATA_HOME/gomoku-archive/demo, "
+        "else ~/.local/share/gomoku-archive/demo)",
+    )
+    p.add_argument("--port", type=port_arg, default=8080, help="the API's port (default 8080)")
+    p.add_argument(
+        "--games-per-month",
+        type=int,
+        default=DEFAULT_GAMES_PER_MONTH,
+        metavar="N",
+        help=f"valid games seeded per month on first use (default {DEFAULT_GAMES_PER_MONTH})",
+    )
+    p.set_defaults(run=cmd_demo)
+
+
+class _StopRequested(Exception):
+    """SIGINT or SIGTERM arrived: stop everything and exit 0."""
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    environ = os.environ  # the CLI is the composition root: children get this environment
+    if args.games_per_month < 0:
+        raise DemoFailed("--games-per-month must be 0 or more")
+    if args.port == 0:
+        raise DemoFailed("--port must be a fixed port, 1..65535: the demo prints its addresses")
+    data = (args.data or default_data_dir(environ)).absolute()
+    _require_free_port(args.port)
+    demo = DemoRun(
+        settings=settings,
+        data=data,
+        port=args.port,
+        ops_token=settings.ops_token or secrets.token_urlsafe(32),
+        database_url=_given(environ, "DATABASE_URL"),
+        redis_url=_given(environ, "REDIS_URL"),
+        environ=environ,
+    )
+    t0 = time.monotonic()
+    with _stop_on_signals():
+        try:
+            demo.start_servers()
+            demo.prepare_games(args.games_per_month, datetime.now(UTC))
+            demo.start_services()
+            demo.wait_until_published(datetime.now(UTC))
+            demo.print_addresses(ready_after=time.monotonic() - t0)
+            demo.watch()
+        except _StopRequested:
+            print("\nstopping ...", flush=True)
+        finally:
+            _ignore_signals()  # a second Ctrl-C must not cut the clean-up short
+            t1 = time.monotonic()
+            demo.stop()
+            print(f"stopped in {time.monotonic() - t1:.1f} s", flush=True)
+    return 0
+
+
+def default_data_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/gomoku-archive/demo`` when that is an absolute path (the XDG base
+    directory rule), else ``~/.local/share/gomoku-archive/demo``."""
+    base = environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if base.startswith("/") else Path.home() / ".local" / "share"
+    return root / "gomoku-archive" / "demo"
+
+
+def _given(environ: Mapping[str, str], name: str) -> str | None:
+    # Settings fills in a default for each URL; only the environment says whether one was chosen.
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+def _require_free_port(port: int) -> None:
+    # Before starting anything: the API would otherwise fail only after the seeding.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp will
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise DemoFailed(
+                f"cannot listen on 127.0.0.1:{port}: {os.strerror(exc.errno or 0)} "
+                "(choose another with --port)"
+            ) from exc
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        raise _StopRequested(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _ignore_signals() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)

@@ -1,0 +1,113 @@
+"""Entry point of ``gomoku-archive``: builds the parser from the command modules, runs the chosen
+command and turns the project's errors into one clear line on stderr and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import sys
+from collections.abc import Sequence
+from typing import Protocol
+
+from gomoku_archive.errors import ArchiveError
+
+COMMAND_GROUP = "gomoku_archive.commands"
+"""The entry-point group of the program's commands (``pyproject.toml``): each entry names one
+command and the module whose ``register(subparsers)`` adds it with ``set_defaults(run=...)``.
+Each process owns its command (``cli.serve_cmd`` serves, ``cli.worker_cmd`` runs the worker), so
+nothing here imports either, and a command loads only its own module (the others pull in
+asyncpg, redis, arq or boto3: seconds of start-up for a ``verify``)."""
+
+
+def command_modules() -> dict[str, tuple[str, ...]]:
+    """Module name → the commands it registers, from the installed entry points."""
+    modules: dict[str, list[str]] = {}
+    for entry in importlib.metadata.entry_points(group=COMMAND_GROUP):
+        modules.setdefault(entry.value, []).append(entry.name)
+    if not modules:
+        raise ArchiveError(
+            "gomoku-archive is not installed, so it has no commands: run pip install -e . "
+            "in the source tree (deploy/test.sh and deploy/demo.sh do)"
+        )
+    # Help lists the modules by their first command, alphabetically.
+    ordered = sorted(modules.items(), key=lambda item: min(item[1]))
+    return {module: tuple(sorted(names)) for module, names in ordered}
+
+
+class CommandModule(Protocol):
+    def register(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
+
+
+class Command(Protocol):
+    def __call__(self, args: argparse.Namespace) -> int: ...
+
+
+ENVIRONMENT_HELP = """\
+environment (the README's Configuration section has the details):
+  DATABASE_URL        the service's PostgreSQL (postgresql://...)
+  REDIS_URL           the job queue's Redis (redis://... or unix://...)
+  GAMES_TABLE         the game server's table, optionally schema.table (default games)
+  EXPORT_FIRST_MONTH  the first month published, 2026-08 or later (default 2026-08)
+  EXPORT_PROCESSES    processes that classify and format a big month's games, the
+                      export's own included (default 2; 1: one process)
+  OPS_TOKEN           the operator token for /ops/ (32+ characters; unset: /ops/ is off)
+  S3_BUCKET, S3_PREFIX, S3_ENDPOINT_URL, S3_REDIRECT, S3_PART_SIZE, CDN_BASE_URL
+                      the optional S3 mirror (credentials: boto3's standard chain)
+  DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
+                      the API's optional local file cache of downloads
+  PUBLIC_BASE_URL     the public origin written into lists, feed and torrents
+                      (https://host; unset: each request's own)
+  TRUSTED_PROXIES     proxies' addresses or CIDR networks whose X-Forwarded-Proto and
+                      X-Forwarded-Host are believed (default: none)
+  LOG_FORMAT          json or console (default: console on a terminal)
+  LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
+"""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("gomoku-party-archive")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The program's parser; with ``command``, only that command's module is loaded (the
+    top-level help, or a name that is no command, loads them all)."""
+    parser = argparse.ArgumentParser(
+        prog="gomoku-archive",
+        description="Build, check and serve Gomoku Party's monthly SGF archives.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = command_modules()
+    chosen = [m for m, names in commands.items() if command in names] or list(commands)
+    for name in chosen:
+        module: CommandModule = importlib.import_module(name)
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(arguments[0] if arguments else None)
+        args = parser.parse_args(arguments)
+        run: Command = args.run
+        return run(args)
+    except ArchiveError as exc:
+        print(f"gomoku-archive: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gomoku-archive: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `gomoku-archive manifest | head` closed our stdout: not an error worth a traceback.
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,422 @@
+"""Every statement on the service's archive tables: building, chunk writes, the publish flip,
+and the read side used by the API, the worker and the CLI.
+
+Visibility rule: only rows in state ``published`` (listed) or ``superseded`` (still downloadable
+at their old URL) are ever served, and a row reaches those states only in ``publish``, after its
+bytes were read back and checked."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+import asyncpg
+
+from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, full_counts
+from gomoku_archive.db.pool import Connection, transaction
+from gomoku_archive.profile.stats import MonthStats
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+
+ARCHIVES_CHANNEL = "gomoku_archives"
+"""NOTIFY channel: the payload is the month whose published archive changed."""
+
+ArchiveState = Literal["building", "published", "superseded", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRow:
+    id: int
+    month: str
+    state: ArchiveState
+    file_name: str | None
+    sha256: str | None
+    bytes: int
+    uncompressed_bytes: int
+    games: int
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+    created_at: datetime
+    finished_at: datetime | None
+    published_at: datetime | None
+    superseded_at: datetime | None
+    failed_at: datetime | None
+    error: str | None
+    built_at: datetime | None
+    """The last export that produced these bytes (see migration 0003)."""
+    mirror: MirrorRecord
+
+    def summary(
+        self, previous: Sequence[PreviousFile] = (), stats: MonthStats | None = None
+    ) -> MonthSummary:
+        """The row's manifest entry; ``stats`` as ``manifest_summaries`` reads them (None: not
+        counted)."""
+        assert self.published_at is not None, "only published rows have a manifest entry"
+        return MonthSummary(
+            month=self.month,
+            games=self.games,
+            file_name=self.file_name,
+            bytes=self.bytes,
+            uncompressed_bytes=self.uncompressed_bytes,
+            sha256=self.sha256,
+            published_at=self.published_at,
+            candidate_games=self.candidate_games,
+            excluded_games=self.excluded_games,
+            exclusions=self.exclusions,
+            results=self.results,
+            previous=tuple(previous),
+            stats=stats,
+        )
+
+    def previous_file(self) -> PreviousFile:
+        """A superseded row as the month's version history lists it."""
+        assert self.state == "superseded", "only superseded rows are earlier versions"
+        assert self.file_name is not None
+        assert self.sha256 is not None
+        assert self.published_at is not None
+        assert self.superseded_at is not None
+        return PreviousFile(
+            file_name=self.file_name,
+            sha256=self.sha256,
+            bytes=self.bytes,
+            games=self.games,
+            candidate_games=self.candidate_games,
+            excluded_games=self.excluded_games,
+            published_at=self.published_at,
+            superseded_at=self.superseded_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorRecord:
+    """What the S3 mirror knows of an archive's copy in the bucket."""
+
+    bucket: str | None = None
+    key: str | None = None
+    etag: str | None = None
+    verified_at: datetime | None = None
+    """Set only while the copy was read back and matched; cleared when a scrub finds it wrong."""
+    checked_at: datetime | None = None
+    failed_at: datetime | None = None
+    error: str | None = None
+    uploaded_bytes: int = 0
+
+    def verified_in(self, bucket: str | None, key: str) -> bool:
+        """Whether the copy at ``key`` of ``bucket`` is a verified one (a redirect target)."""
+        return (
+            self.verified_at is not None
+            and bucket is not None
+            and self.bucket == bucket
+            and self.key == key
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """An export's honest numbers: candidates = games + excluded."""
+
+    games: int
+    candidate_games: int
+    excluded_games: int
+    exclusions: Mapping[str, int]
+    results: Mapping[str, int]
+    stats: MonthStats | None = None
+    """The published games' statistics; None when they were not counted (the row's stats
+    are then NULL, and the manifest says ``"stats": null``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltFile:
+    sha256: str
+    bytes: int
+    uncompressed_bytes: int
+    file_name: str
+
+
+ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
+    candidate_games, excluded_games, exclusions, results, created_at, finished_at,
+    published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
+    mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
+"""Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
+kilobytes of counts that a download's lookup should not fetch and decode."""
+_MIRROR_COLUMNS = {
+    "s3_bucket": "bucket",
+    "s3_key": "key",
+    "s3_etag": "etag",
+    "mirrored_at": "verified_at",
+    "mirror_checked_at": "checked_at",
+    "mirror_failed_at": "failed_at",
+    "mirror_error": "error",
+    "mirror_uploaded_bytes": "uploaded_bytes",
+}
+
+
+def archive_row(record: asyncpg.Record) -> ArchiveRow:
+    values = dict(record)
+    values.pop("stats", None)  # read by manifest_summaries alone
+    # jsonb keeps no key order: give every reader the documented order, zeros included.
+    values["exclusions"] = full_counts(values["exclusions"], ALL_REASONS)
+    values["results"] = full_counts(values["results"], ALL_TERMINATIONS)
+    values["mirror"] = MirrorRecord(**{_MIRROR_COLUMNS[c]: values.pop(c) for c in _MIRROR_COLUMNS})
+    return ArchiveRow(**values)
+
+
+# --- read side -------------------------------------------------------------------------------
+
+
+async def published_archives(conn: Connection) -> list[ArchiveRow]:
+    """The manifest's rows: one per published month."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
+    )
+    return [archive_row(r) for r in rows]
+
+
+async def superseded_archives(conn: Connection) -> list[ArchiveRow]:
+    """Every superseded file (the months' version history), newest month first, most
+    recently superseded first within a month. Zero-game rows have no file to list."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' "
+        "AND file_name IS NOT NULL ORDER BY month DESC, superseded_at DESC, id DESC"
+    )
+    return [archive_row(r) for r in rows]
+
+
+async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
+    """What the manifest lists: each published month with its version history and its
+    statistics. The API's cache and the ``manifest`` command both read it here, so they print
+    the same document."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS}, stats FROM archives WHERE state = 'published' ORDER BY month DESC"
+    )
+    history: dict[str, list[PreviousFile]] = {}
+    for old in await superseded_archives(conn):
+        history.setdefault(old.month, []).append(old.previous_file())
+    summaries = []
+    for record in rows:
+        row = archive_row(record)
+        stats = None if record["stats"] is None else MonthStats.from_json(record["stats"])
+        summaries.append(row.summary(history.get(row.month, ()), stats))
+    return summaries
+
+
+async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:
+    """A file that may be served: published, or superseded (its URL is cacheable forever)."""
+    row = await conn.fetchrow(
+        f"SELECT {ROW_COLUMNS} FROM archives "
+        "WHERE file_name = $1 AND state IN ('published', 'superseded')",
+        file_name,
+    )
+    return None if row is None else archive_row(row)
+
+
+async def all_archives(conn: Connection, *, limit: int = 500) -> list[ArchiveRow]:
+    """Every archive row, newest month first, for operators."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives ORDER BY month DESC, created_at DESC LIMIT $1", limit
+    )
+    return [archive_row(r) for r in rows]
+
+
+async def published_months(conn: Connection) -> set[str]:
+    rows = await conn.fetch("SELECT month FROM archives WHERE state = 'published'")
+    return {r["month"] for r in rows}
+
+
+async def published_for_month(conn: Connection, month: str) -> ArchiveRow | None:
+    row = await conn.fetchrow(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE month = $1 AND state = 'published'", month
+    )
+    return None if row is None else archive_row(row)
+
+
+async def read_chunks(conn: Connection, archive_id: int, first_seq: int, count: int) -> list[bytes]:
+    """Chunks ``first_seq .. first_seq + count - 1`` in order (fewer at the end of the file)."""
+    rows = await conn.fetch(
+        "SELECT data FROM archive_chunks WHERE archive_id = $1 AND seq >= $2 AND seq < $3 "
+        "ORDER BY seq",
+        archive_id,
+        first_seq,
+        first_seq + count,
+    )
+    return [r["data"] for r in rows]
+
+
+# --- write side (the export) -----------------------------------------------------------------
+
+
+async def remove_leftovers(conn: Connection, month: str) -> int:
+    """Delete what killed or failed exports of ``month`` left behind: ``building`` rows (with
+    their chunks) and the chunks of ``failed`` rows (the failure record itself is kept).
+    Call only while holding the month's export lock."""
+    status = await conn.execute(
+        "DELETE FROM archives WHERE month = $1 AND state = 'building'", month
+    )
+    await conn.execute(
+        "DELETE FROM archive_chunks WHERE archive_id IN "
+        "(SELECT id FROM archives WHERE month = $1 AND state = 'failed')",
+        month,
+    )
+    return int(status.split()[-1])
+
+
+async def months_with_leftovers(conn: Connection) -> list[str]:
+    """Months with something ``remove_leftovers`` would delete."""
+    rows = await conn.fetch(
+        "SELECT DISTINCT month FROM archives a WHERE state = 'building' OR (state = 'failed' "
+        "AND EXISTS (SELECT 1 FROM archive_chunks c WHERE c.archive_id = a.id)) ORDER BY month"
+    )
+    return [r["month"] for r in rows]
+
+
+async def start_building(conn: Connection, month: str) -> int:
+    archive_id: int = await conn.fetchval(
+        "INSERT INTO archives (month, state) VALUES ($1, 'building') RETURNING id", month
+    )
+    return archive_id
+
+
+async def write_chunks(
+    conn: Connection, archive_id: int, first_seq: int, chunks: list[bytes]
+) -> None:
+    await conn.executemany(
+        "INSERT INTO archive_chunks (archive_id, seq, data) VALUES ($1, $2, $3)",
+        [(archive_id, first_seq + i, chunk) for i, chunk in enumerate(chunks)],
+    )
+
+
+async def stored_chunks(
+    conn: Connection, archive_id: int
+) -> AsyncGenerator[tuple[int, bytes], None]:
+    """Every stored chunk of ``archive_id`` as ``(seq, data)`` in ``seq`` order, read through a
+    cursor in one read-only transaction (close the generator when stopping early)."""
+    async with transaction(conn, readonly=True):
+        cursor = conn.cursor(
+            "SELECT seq, data FROM archive_chunks WHERE archive_id = $1 ORDER BY seq",
+            archive_id,
+            prefetch=8,
+        )
+        async for record in cursor:
+            yield record["seq"], record["data"]
+
+
+PublishOutcome = Literal["published", "unchanged", "restored"]
+
+
+async def publish(
+    conn: Connection,
+    archive_id: int,
+    month: str,
+    counts: Counts,
+    built: BuiltFile | None,
+) -> tuple[PublishOutcome, ArchiveRow]:
+    """Make the checked archive (``built``; None for a zero-game month) the month's published
+    file, in one transaction.
+
+    - Same file as the one published (or both zero-game): nothing visible changes; the counts
+      are refreshed on the published row (an excluded row may have changed without changing a
+      byte), the new copy is dropped. Outcome ``unchanged``.
+    - A file this month published before and later superseded: that row is published again and
+      the new copy dropped (its URL, and its publication time, never changed). Outcome
+      ``restored``.
+    - Otherwise the new row is published and the previous one superseded. Outcome ``published``.
+    """
+    file_name = built.file_name if built else None
+    async with transaction(conn):
+        current = await conn.fetchrow(
+            f"SELECT {ROW_COLUMNS} FROM archives "
+            "WHERE month = $1 AND state = 'published' FOR UPDATE",
+            month,
+        )
+        if current is not None and current["file_name"] == file_name:
+            await _drop(conn, archive_id)
+            row = await _set_counts(conn, current["id"], counts)
+            return "unchanged", row
+
+        if current is not None:
+            await conn.execute(
+                "UPDATE archives SET state = 'superseded', superseded_at = now() WHERE id = $1",
+                current["id"],
+            )
+        earlier = None
+        if file_name is not None:
+            earlier = await conn.fetchval(
+                "SELECT id FROM archives WHERE file_name = $1 AND state = 'superseded' FOR UPDATE",
+                file_name,
+            )
+        if earlier is not None:
+            await _drop(conn, archive_id)
+            # published_at stays the moment these bytes were first published: it is the
+            # file's Last-Modified, and an immutable URL's validator never changes.
+            await conn.execute(
+                "UPDATE archives SET state = 'published', superseded_at = NULL WHERE id = $1",
+                earlier,
+            )
+            row = await _set_counts(conn, earlier, counts)
+            outcome: PublishOutcome = "restored"
+        else:
+            await conn.execute(
+                "UPDATE archives SET state = 'published', file_name = $2, sha256 = $3, bytes = $4, "
+                "uncompressed_bytes = $5, finished_at = now(), published_at = now(), error = NULL "
+                "WHERE id = $1 AND state = 'building'",
+                archive_id,
+                file_name,
+                built.sha256 if built else None,
+                built.bytes if built else 0,
+                built.uncompressed_bytes if built else 0,
+            )
+            row = await _set_counts(conn, archive_id, counts)
+            outcome = "published"
+        await conn.execute("SELECT pg_notify($1, $2)", ARCHIVES_CHANNEL, month)
+        return outcome, row
+
+
+async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
+    """Record a failed build (kept for operators) and free its chunks, if the row is still
+    ``building``: after a lost connection the caller cannot know whether its publish committed,
+    and a published row's chunks must never go."""
+    await conn.execute(
+        "WITH failed AS (UPDATE archives SET state = 'failed', failed_at = now(), "
+        "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id) "
+        "DELETE FROM archive_chunks WHERE archive_id IN (SELECT id FROM failed)",
+        archive_id,
+        error[:2000],
+    )
+
+
+async def record_failure(conn: Connection, month: str, error: str) -> None:
+    """Record a failure that happened before any archive row existed (e.g. the source query)."""
+    await conn.execute(
+        "INSERT INTO archives (month, state, failed_at, finished_at, error) "
+        "VALUES ($1, 'failed', now(), now(), $2)",
+        month,
+        error[:2000],
+    )
+
+
+async def _drop(conn: Connection, archive_id: int) -> None:
+    await conn.execute("DELETE FROM archives WHERE id = $1", archive_id)
+
+
+async def _set_counts(conn: Connection, archive_id: int, counts: Counts) -> ArchiveRow:
+    """The export's counts and statistics on the row it publishes (or leaves published), and
+    the time of this good build. Statistics are a function of the file's bytes, so on a row
+    kept because the bytes came out the same they only change from NULL (a row published
+    before they were counted) to the counts."""
+    row = await conn.fetchrow(
+        "UPDATE archives SET games = $2, candidate_games = $3, excluded_games = $4, "
+        "exclusions = $5, results = $6, stats = $7, built_at = now() "
+        f"WHERE id = $1 RETURNING {ROW_COLUMNS}",
+        archive_id,
+        counts.games,
+        counts.candidate_games,
+        counts.excluded_games,
+        dict(counts.exclusions),
+        dict(counts.results),
+        None if counts.stats is None else counts.stats.to_json(),
+    )
+    assert row is not None
+    return archive_row(row)

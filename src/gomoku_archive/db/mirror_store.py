@@ -1,0 +1,131 @@
+"""Every statement on the S3 mirror's columns of ``archives`` (see migration 0002): which files
+still need a verified copy, and what the mirror found.
+
+A row's copy is a redirect target only while ``mirrored_at`` is set for the bucket and key the
+API would redirect to; ``record_mismatch`` clears it in the same statement that records why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gomoku_archive.db.archive_store import ROW_COLUMNS, ArchiveRow, archive_row
+from gomoku_archive.db.pool import Connection
+
+_SERVED = "state IN ('published', 'superseded') AND file_name IS NOT NULL"
+_MIRROR_LOCK_BASE = 0x4D49 << 48
+"""Single-key advisory locks ``"MI" << 48 | archive id``: one mirror of an archive at a time."""
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorStats:
+    """The bucket's state for ``/metrics``, over every served file."""
+
+    served_files: int
+    mirrored: int
+    failing: int
+    """Files whose latest mirror attempt failed and that have no verified copy."""
+    uploaded_bytes: int
+
+
+async def servable_archive(conn: Connection, archive_id: int) -> ArchiveRow | None:
+    """The archive if it is a served file (published or superseded, not a zero-game month)."""
+    row = await conn.fetchrow(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE id = $1 AND {_SERVED}", archive_id
+    )
+    return None if row is None else archive_row(row)
+
+
+async def archives_to_mirror(conn: Connection, bucket: str, prefix: str) -> list[int]:
+    """Served files without a verified copy at ``prefix + file_name`` in ``bucket``: never
+    mirrored, found wrong, or mirrored to another bucket or prefix before a settings change."""
+    rows = await conn.fetch(
+        f"SELECT id FROM archives WHERE {_SERVED} AND (mirrored_at IS NULL "
+        "OR s3_bucket IS DISTINCT FROM $1 OR s3_key IS DISTINCT FROM $2 || file_name) "
+        "ORDER BY id",
+        bucket,
+        prefix,
+    )
+    return [r["id"] for r in rows]
+
+
+async def mirrored_archives(conn: Connection, bucket: str) -> list[int]:
+    """Served files with a verified copy in ``bucket``: what a scrub re-reads."""
+    rows = await conn.fetch(
+        f"SELECT id FROM archives WHERE {_SERVED} AND mirrored_at IS NOT NULL "
+        "AND s3_bucket = $1 ORDER BY id",
+        bucket,
+    )
+    return [r["id"] for r in rows]
+
+
+async def record_verified(
+    conn: Connection, archive_id: int, *, bucket: str, key: str, etag: str, uploaded_bytes: int
+) -> None:
+    """The copy at ``key`` was read back and matched: from now on it is a redirect target."""
+    await conn.execute(
+        "UPDATE archives SET s3_bucket = $2, s3_key = $3, s3_etag = $4, "
+        "mirrored_at = coalesce(CASE WHEN s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4 "
+        "THEN mirrored_at END, now()), mirror_checked_at = now(), mirror_error = NULL, "
+        "mirror_failed_at = NULL, mirror_uploaded_bytes = mirror_uploaded_bytes + $5 "
+        "WHERE id = $1",
+        archive_id,
+        bucket,
+        key,
+        etag,
+        uploaded_bytes,
+    )
+
+
+async def record_failure(conn: Connection, archive_id: int, error: str) -> None:
+    """A mirror attempt failed; a copy verified earlier (if any) stays trusted."""
+    await conn.execute(
+        "UPDATE archives SET mirror_failed_at = now(), mirror_error = $2 WHERE id = $1",
+        archive_id,
+        error[:2000],
+    )
+
+
+async def record_mismatch(conn: Connection, archive_id: int, error: str) -> None:
+    """The bucket's copy no longer matches: stop redirecting to it at once."""
+    await conn.execute(
+        "UPDATE archives SET mirrored_at = NULL, mirror_checked_at = now(), "
+        "mirror_failed_at = now(), mirror_error = $2 WHERE id = $1",
+        archive_id,
+        error[:2000],
+    )
+
+
+async def add_uploaded_bytes(conn: Connection, archive_id: int, uploaded_bytes: int) -> None:
+    """Count bytes sent for an attempt that then failed (the traffic happened all the same)."""
+    if uploaded_bytes:
+        await conn.execute(
+            "UPDATE archives SET mirror_uploaded_bytes = mirror_uploaded_bytes + $2 WHERE id = $1",
+            archive_id,
+            uploaded_bytes,
+        )
+
+
+async def mirror_stats(conn: Connection, bucket: str) -> MirrorStats:
+    row = await conn.fetchrow(
+        "SELECT count(*) AS served, "
+        "count(*) FILTER (WHERE mirrored_at IS NOT NULL AND s3_bucket = $1) AS mirrored, "
+        "count(*) FILTER (WHERE mirror_failed_at IS NOT NULL "
+        "AND (mirrored_at IS NULL OR s3_bucket IS DISTINCT FROM $1)) AS failing, "
+        "coalesce(sum(mirror_uploaded_bytes), 0)::bigint AS uploaded "
+        f"FROM archives WHERE {_SERVED}",
+        bucket,
+    )
+    assert row is not None
+    return MirrorStats(row["served"], row["mirrored"], row["failing"], row["uploaded"])
+
+
+async def try_lock_archive(conn: Connection, archive_id: int) -> bool:
+    """Take the archive's mirror lock on this session, without waiting."""
+    locked: bool = await conn.fetchval(
+        "SELECT pg_try_advisory_lock($1::bigint)", _MIRROR_LOCK_BASE | archive_id
+    )
+    return locked
+
+
+async def unlock_archive(conn: Connection, archive_id: int) -> None:
+    await conn.execute("SELECT pg_advisory_unlock($1::bigint)", _MIRROR_LOCK_BASE | archive_id)

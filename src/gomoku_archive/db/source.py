@@ -1,0 +1,198 @@
+"""Reads from the game server's table (SELECT only; a read-only role is enough).
+
+The table name comes from the GAMES_TABLE setting, validated as an identifier by Settings and
+quoted here, which is the only reason this module builds SQL text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import fields
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from gomoku_archive.db.pool import Connection, transaction
+from gomoku_archive.profile.classify import Candidate
+from gomoku_archive.profile.months import Month
+
+IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
+# Truncating to whole seconds keeps month membership (month edges are whole seconds) and gives
+# the archive's order key, XET; the reference index is on exactly this expression.
+FINISH_SECOND = "date_trunc('second', finished_at AT TIME ZONE 'UTC')"
+
+_PACKAGE = __name__.rpartition(".")[0]
+"""This module's package, where the SQL files lie."""
+
+
+def quote_table(name: str) -> str:
+    """``games`` → ``"games"``, ``src.games`` → ``"src"."games"``."""
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
+
+def _candidates_where(table: str) -> str:
+    return (
+        f"FROM {quote_table(table)} WHERE {IN_SCOPE} "
+        f"AND {FINISH_SECOND} >= $1 AND {FINISH_SECOND} < $2"
+    )
+
+
+# Candidate's fields in order (it is built positionally); moves as jsonb's text, which the
+# classifier reads without a JSON decoder in the common case.
+_CANDIDATE_COLUMNS = ", ".join(
+    "moves::text AS moves" if f.name == "moves" else f.name for f in fields(Candidate)
+)
+
+
+def _bounds(month: Month) -> tuple[datetime, datetime]:
+    # Naive UTC, to compare with the `AT TIME ZONE 'UTC'` expression.
+    return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
+
+
+async def count_candidates(conn: Connection, table: str, month: Month) -> int:
+    count: int = await conn.fetchval(f"SELECT count(*) {_candidates_where(table)}", *_bounds(month))
+    return count
+
+
+async def stream_candidates(
+    conn: Connection, table: str, month: Month, *, prefetch: int = 2000
+) -> AsyncIterator[Candidate]:
+    """Every candidate of ``month`` in archive order (finish second, then id), through a
+    server-side cursor. The caller must hold a transaction on ``conn`` (one snapshot)."""
+    query = _candidates_query(table)
+    async for record in conn.cursor(query, *_bounds(month), prefetch=prefetch):
+        yield Candidate(*record)
+
+
+def _candidates_query(table: str) -> str:
+    return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
+
+
+@asynccontextmanager
+async def snapshot(conn: Connection) -> AsyncIterator[None]:
+    """The export's view of the source table: one REPEATABLE READ, READ ONLY transaction, so
+    every row of the month comes from one consistent snapshot.
+
+    It also tells the planner to read the month in the index's order instead of sorting it. The
+    planner's row estimate for a range of ``date_trunc(...)`` is often far too low (hundreds for
+    a month of a hundred thousand), and then a bitmap scan plus an external sort looks cheaper:
+    gigabytes of temp files before the first row, for a big month. The export's role may only
+    SELECT, so it cannot ANALYZE the table or add statistics; these two planner settings are
+    its own (``SET LOCAL``: this transaction only), and with them the ordered index scan is the
+    plan whatever the estimates."""
+    async with transaction(conn, isolation="repeatable_read", readonly=True):
+        await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
+        yield
+
+
+async def count_candidates_by_hour(
+    conn: Connection, table: str, month: Month
+) -> dict[datetime, int]:
+    """The month's candidates per hour of their finish second (naive UTC hour -> count; hours
+    without any are absent): what a two-process export plans its slices from. Run it inside
+    ``snapshot`` so that the counts are those of the rows the export reads."""
+    rows = await conn.fetch(
+        f"SELECT date_trunc('hour', {FINISH_SECOND}) AS hour, count(*) AS n "
+        f"{_candidates_where(table)} GROUP BY 1",
+        *_bounds(month),
+    )
+    return {row["hour"]: row["n"] for row in rows}
+
+
+async def stream_candidates_between(
+    conn: Connection, table: str, start: datetime, end: datetime, *, prefetch: int = 2000
+) -> AsyncIterator[Candidate]:
+    """``stream_candidates`` for the finish seconds in ``[start, end)`` (naive UTC) instead of
+    a whole month: one slice of a month, same query, same order."""
+    query = _candidates_query(table)
+    async for record in conn.cursor(query, start, end, prefetch=prefetch):
+        yield Candidate(*record)
+
+
+_SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9]+)?")
+
+
+async def export_snapshot(conn: Connection) -> str:
+    """The id of the snapshot of ``conn``'s open transaction (inside ``snapshot``), for another
+    session to ``join_snapshot``; valid while this transaction stays open."""
+    snapshot_id: str = await conn.fetchval("SELECT pg_export_snapshot()")
+    return snapshot_id
+
+
+@asynccontextmanager
+async def joined_snapshot(conn: Connection, snapshot_id: str) -> AsyncIterator[None]:
+    """``snapshot`` on another session, seeing exactly the rows the exporting transaction sees
+    (``SET TRANSACTION SNAPSHOT``, the transaction's first statement), with the same planner
+    settings."""
+    if not _SNAPSHOT_ID.fullmatch(snapshot_id):  # SET takes no parameters: the id goes in the text
+        raise ValueError(f"not a snapshot id: {snapshot_id!r}")
+    async with transaction(conn, isolation="repeatable_read", readonly=True):
+        await conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")
+        await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
+        yield
+
+
+async def explain_candidates(conn: Connection, table: str, month: Month) -> str:
+    """The plan of the export's query, as run inside ``snapshot`` (for tests and operators)."""
+    rows = await conn.fetch(f"EXPLAIN {_candidates_query(table)}", *_bounds(month))
+    return "\n".join(r[0] for r in rows)
+
+
+def reference_schema(table: str) -> str:
+    """The reference DDL of the game server's table (and the export's index), for tests/demo."""
+    text = resources.files(_PACKAGE).joinpath("reference/games.sql").read_text("utf-8")
+    index = quote_table(table.split(".")[-1] + "_export_order")
+    return text.replace("{table}", quote_table(table)).replace("{index}", index)
+
+
+INSERT_COLUMNS = (
+    "id",
+    "mode",
+    "rated",
+    "ruleset",
+    "board_size",
+    "status",
+    "started_at",
+    "finished_at",
+    "result",
+    "termination",
+    "moves",
+    "time_control_seconds",
+    "black_rating",
+    "white_rating",
+    "black_player_id",
+    "white_player_id",
+)
+
+
+async def create_reference_table(conn: Connection, table: str) -> None:
+    """Create the game server's table and index from the reference schema, if missing (the demo
+    and the tests play the game server's part; the service itself never does this)."""
+    await conn.execute(reference_schema(table))
+
+
+async def insert_games(conn: Connection, table: str, rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert rows (tuples in ``INSERT_COLUMNS`` order) into the source table through COPY into
+    a temporary table; rows whose id exists already are skipped, so seeding is idempotent.
+    Returns the number of new rows."""
+    async with conn.transaction():
+        await conn.execute(
+            f"CREATE TEMP TABLE incoming_games (LIKE {quote_table(table)}) ON COMMIT DROP"
+        )
+        await conn.copy_records_to_table("incoming_games", records=rows, columns=INSERT_COLUMNS)
+        status = await conn.execute(
+            f"INSERT INTO {quote_table(table)} SELECT * FROM incoming_games "
+            "ON CONFLICT (id) DO NOTHING"
+        )
+    return int(status.split()[-1])
+
+
+async def months_with_candidates(conn: Connection, table: str) -> set[str]:
+    """The months (``YYYY-MM``) in which at least one candidate finished: what the demo has
+    seeded already, so that a second run seeds only the months that are new since."""
+    rows = await conn.fetch(
+        f"SELECT DISTINCT to_char({FINISH_SECOND}, 'YYYY-MM') AS month "
+        f"FROM {quote_table(table)} WHERE {IN_SCOPE} AND finished_at IS NOT NULL"
+    )
+    return {str(row["month"]) for row in rows}

@@ -1,0 +1,467 @@
+"""The month export, used by both the worker and the CLI: one snapshot of the month's candidates
+→ classify → profile lines (counted for the month's statistics as they are written) →
+deterministic gzip → 256 KiB chunks in PostgreSQL → bytes read back and checked → one
+transaction publishes, statistics included. Memory stays flat: rows arrive through a
+server-side cursor, at most a few chunks are held before they are written, and the statistics
+are counts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import asyncpg
+
+from gomoku_archive.db import archive_store, locks, source
+from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
+from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
+from gomoku_archive.errors import DatabaseConnectionLost, ExportFailed, ExportLocked, ExportTimeout
+from gomoku_archive.export.helpers import OUT_OF_ORDER, ParallelExport, SliceHelpers
+from gomoku_archive.export.slices import Slice, plan_slices
+from gomoku_archive.gomoku.game import Reason
+from gomoku_archive.logs import get_logger
+from gomoku_archive.profile.classify import classify
+from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.names import archive_file_name
+from gomoku_archive.profile.stats import StatsCounter
+from gomoku_archive.profile.stream import ArchiveStream
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS, game_parts, order_key
+from gomoku_archive.storage.chunks import ChunkWriter, check_stored_bytes
+
+log = get_logger(__name__)
+
+_BLOCK_CHARS = 256 * 1024
+"""Formatted text gathered before it goes to the compressor thread as one block."""
+_PROGRESS_EVERY = 2000
+"""Rows between two progress reports (each one costs the terminal a redraw)."""
+_SESSION_END_POLLS = 40
+"""Times 50 ms: how long a connection that failed oddly gets to show that its session ended."""
+_RECORD_SECONDS = 10.0
+"""Bound on recording a failure: a database that hangs must not hold the error back."""
+
+Outcome = Literal["published", "unchanged", "restored", "skipped"]
+
+
+class Progress(Protocol):
+    """Told how far an export is; the CLI draws a bar with it, the worker ignores it."""
+
+    def start(self, month: Month, candidates: int) -> None: ...
+
+    def advance(self, candidates_done: int, games: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    month: Month
+    outcome: Outcome
+    archive: ArchiveRow | None
+    duration_seconds: float
+
+    def summary(self) -> dict[str, object]:
+        """The one-line JSON summary the CLI prints and the worker logs."""
+        row = self.archive
+        return {
+            "month": str(self.month),
+            "outcome": self.outcome,
+            "file": row.file_name if row else None,
+            "games": row.games if row else 0,
+            "candidates": row.candidate_games if row else 0,
+            "excluded": row.excluded_games if row else 0,
+            "bytes": row.bytes if row else 0,
+            "sha256": row.sha256 if row else None,
+            "seconds": round(self.duration_seconds, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """How long an export may run; the worker sets it from the month's size."""
+
+    seconds: float
+    candidates: int
+
+    def describe(self) -> str:
+        return (
+            f"the export took longer than its {self.seconds:.0f} s limit "
+            f"for {self.candidates} candidate games"
+        )
+
+
+async def export_month(
+    pool: Pool,
+    *,
+    table: str,
+    month: Month,
+    force: bool = False,
+    progress: Progress | None = None,
+    time_limit: TimeLimit | None = None,
+    parallel: ParallelExport | None = None,
+) -> ExportResult:
+    """Build and publish ``month``'s archive under the month's export lock.
+
+    Leftovers of killed or failed runs of the month are removed first. Without ``force`` a
+    month that already has a published archive is then ``skipped``. Raises ``ExportLocked``
+    when another process holds the lock, ``ExportTimeout`` after ``time_limit``. Every failure
+    of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
+    database still answers, and raised: the error itself, not a complaint about the
+    connection it broke. With ``parallel``, helper processes classify and format slices of a
+    big month (``gomoku_archive.export.helpers``); the bytes are the same.
+    """
+    started = time.monotonic()
+    deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
+
+    def why_cancelled() -> str:
+        if time_limit is not None and deadline.expired():
+            return f"ExportTimeout: {time_limit.describe()}"
+        return "export cancelled (shutdown)"
+
+    try:
+        async with deadline:
+            outcome, row = await _export(
+                pool, table, month, force, progress, parallel, why_cancelled
+            )
+    except TimeoutError as exc:
+        if time_limit is not None and deadline.expired():
+            raise ExportTimeout(f"{month}: {time_limit.describe()}") from exc
+        raise
+    result = ExportResult(month, outcome, row, time.monotonic() - started)
+    if outcome != "skipped":
+        log.info("export_finished", **result.summary())
+    return result
+
+
+async def count_month(pool: Pool, *, table: str, month: Month) -> int:
+    """The month's candidates, counted before an export to size its time limit. A failure is
+    recorded on the month like one of the export's own."""
+    try:
+        async with pool.acquire() as conn:
+            return await source.count_candidates(conn, table, month)
+    except Exception as exc:
+        await _record_failure(pool, None, month, None, _error_text(exc))
+        raise
+
+
+async def record_month_failure(pool: Pool, month: Month, error: str) -> None:
+    """Record a failure to export ``month`` that happened outside a run (a forced rebuild that
+    never got the month's lock), best effort."""
+    await _record_failure(pool, None, month, None, error)
+
+
+async def sweep_leftovers(pool: Pool) -> dict[str, int]:
+    """Remove what killed or failed runs left in every month that nobody is exporting now (the
+    planner's sweep: a published month is never planned, so leftovers of a killed forced
+    rebuild would otherwise stay until the month is exported again). Returns the rows removed
+    per month."""
+    removed: dict[str, int] = {}
+    async with pool.acquire() as conn:
+        for name in await archive_store.months_with_leftovers(conn):
+            month = Month.parse(name)
+            if not await locks.try_lock_month(conn, month):
+                continue  # being exported: that run removes them
+            try:
+                removed[name] = await archive_store.remove_leftovers(conn, name)
+            finally:
+                await locks.unlock_month(conn, month)
+    if removed:
+        log.info("export_leftovers_swept", months=removed)
+    return removed
+
+
+async def _export(
+    pool: Pool,
+    table: str,
+    month: Month,
+    force: bool,
+    progress: Progress | None,
+    parallel: ParallelExport | None,
+    why_cancelled: Callable[[], str],
+) -> tuple[Outcome, ArchiveRow | None]:
+    async with pool.acquire() as lock_conn:
+        if not await locks.try_lock_month(lock_conn, month):
+            raise ExportLocked(f"another process is exporting {month}")
+        try:
+            return await _export_locked(
+                pool, lock_conn, table, month, force, progress, parallel, why_cancelled
+            )
+        finally:
+            # A lost session took the lock with it; there is nothing left to unlock then.
+            if connection_usable(lock_conn):
+                with contextlib.suppress(*CONNECTION_ERRORS):
+                    await locks.unlock_month(lock_conn, month)
+
+
+async def _export_locked(
+    pool: Pool,
+    lock_conn: Connection,
+    table: str,
+    month: Month,
+    force: bool,
+    progress: Progress | None,
+    parallel: ParallelExport | None,
+    why_cancelled: Callable[[], str],
+) -> tuple[Outcome, ArchiveRow | None]:
+    archive_id: int | None = None
+    try:
+        # Leftovers first, even when the month turns out to be published already: a killed
+        # forced rebuild leaves its building row behind a published file, and only a run of
+        # that month under its lock may remove it.
+        removed = await archive_store.remove_leftovers(lock_conn, str(month))
+        if removed:
+            log.info("export_leftovers_removed", month=str(month), archives=removed)
+        if not force:
+            existing = await archive_store.published_for_month(lock_conn, str(month))
+            if existing is not None:
+                return "skipped", existing
+        archive_id = await archive_store.start_building(lock_conn, str(month))
+        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress, parallel)
+        return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
+    except asyncio.CancelledError:
+        # Shut down or out of time: the building row is invisible already; close it now rather
+        # than leave it for the next run, if the database still answers.
+        if archive_id is not None:
+            await asyncio.shield(
+                _record_failure(pool, lock_conn, month, archive_id, why_cancelled())
+            )
+        raise
+    except Exception as exc:
+        error = await _surfaced(exc, lock_conn, month)
+        await _record_failure(pool, lock_conn, month, archive_id, _error_text(error))
+        if error is exc:
+            raise
+        raise error from exc
+
+
+async def _build(
+    pool: Pool,
+    write_conn: Connection,
+    archive_id: int,
+    table: str,
+    month: Month,
+    progress: Progress | None,
+    parallel: ParallelExport | None,
+) -> tuple[Counts, BuiltFile | None]:
+    exclusions: Counter[str] = Counter()
+    results: Counter[str] = Counter()
+    stats = StatsCounter()
+    chunks = ChunkWriter(write_conn, archive_id)
+    stream: _BackgroundStream | None = None
+    lines: list[str] = []
+    held = 0
+    done = 0
+    previous_key: tuple[object, str] | None = None
+
+    async with pool.acquire() as read_conn, _reading(read_conn, month), source.snapshot(read_conn):
+        plan, counted = await _slice_plan(read_conn, table, month, parallel)
+        if progress is not None:  # the count is a second scan of the month: only for a bar
+            if counted is None:
+                counted = await source.count_candidates(read_conn, table, month)
+            progress.start(month, counted)
+        if plan:
+            assert parallel is not None
+            # The same checks, counts and bytes as the loop below, slice by slice in order.
+            helpers = SliceHelpers(read_conn, parallel, table=table, label=str(month))
+            async with helpers, contextlib.aclosing(helpers.in_order(plan)) as done_slices:
+                async for part in done_slices:
+                    if part.first_key is not None:
+                        if previous_key is not None and part.first_key <= previous_key:
+                            raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
+                        previous_key = part.last_key
+                    done += part.candidates
+                    exclusions.update(part.exclusions)
+                    results.update(part.results)
+                    stats.merge(part.stats)
+                    if part.data:
+                        stream = stream or _BackgroundStream()
+                        await chunks.add(await stream.write(part.data))
+                    if progress is not None:
+                        progress.advance(done, done - sum(exclusions.values()))
+        else:
+            async for row in source.stream_candidates(read_conn, table, month):
+                done += 1
+                verdict = classify(row)
+                if isinstance(verdict, Reason):
+                    exclusions[verdict.value] += 1
+                else:
+                    key = order_key(verdict)
+                    if previous_key is not None and key <= previous_key:
+                        raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
+                    previous_key = key
+                    results[verdict.termination.value] += 1
+                    parts = game_parts(verdict)
+                    stats.add(verdict, parts)
+                    line = "".join(parts)
+                    lines.append(line)
+                    held += len(line)
+                    if held >= _BLOCK_CHARS:
+                        stream = stream or _BackgroundStream()
+                        await chunks.add(await stream.write("".join(lines).encode("utf-8")))
+                        lines.clear()
+                        held = 0
+                if progress is not None and done % _PROGRESS_EVERY == 0:
+                    progress.advance(done, done - sum(exclusions.values()))
+    if progress is not None:
+        progress.advance(done, done - sum(exclusions.values()))
+
+    excluded = sum(exclusions.values())
+    counts = Counts(
+        games=done - excluded,
+        candidate_games=done,
+        excluded_games=excluded,
+        exclusions={r: exclusions[r] for r in ALL_REASONS},
+        results={t: results[t] for t in ALL_TERMINATIONS},
+        stats=stats.result(),
+    )
+    if counts.games == 0:
+        return counts, None
+    stream = stream or _BackgroundStream()
+    await chunks.add(await stream.finish("".join(lines).encode("utf-8")))
+    await chunks.flush(final=True)
+    archive = stream.archive
+    await check_stored_bytes(
+        write_conn, archive_id, sha256=archive.sha256, size=archive.compressed_bytes
+    )
+    built = BuiltFile(
+        sha256=archive.sha256,
+        bytes=archive.compressed_bytes,
+        uncompressed_bytes=archive.uncompressed_bytes,
+        file_name=archive_file_name(month, archive.sha256),
+    )
+    return counts, built
+
+
+async def _slice_plan(
+    conn: Connection, table: str, month: Month, parallel: ParallelExport | None
+) -> tuple[list[Slice], int | None]:
+    """The slices of a month big enough for helper processes (none: one process), and the
+    month's candidates when they were counted for it."""
+    if parallel is None or parallel.processes < 2:
+        return [], None
+    hours = await source.count_candidates_by_hour(conn, table, month)
+    candidates = sum(hours.values())
+    if not parallel.wanted(candidates):
+        return [], candidates
+    start, end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
+    return plan_slices(hours, start, end, target=parallel.slice_candidates), candidates
+
+
+class _BackgroundStream:
+    """``ArchiveStream`` fed in blocks from a worker thread, one block in flight: while zlib and
+    SHA-256 work on a block (both release the GIL on large buffers), the event loop reads,
+    classifies and formats the next one. The bytes are the same as feeding it line by line
+    (``ArchiveStream`` hands zlib fixed blocks whatever the write sizes)."""
+
+    def __init__(self) -> None:
+        self.archive = ArchiveStream()
+        self._busy: asyncio.Future[bytes] | None = None
+
+    async def write(self, block: bytes) -> bytes:
+        """Start compressing ``block``; returns what the previous block compressed to."""
+        out = await self._collect()
+        self._busy = asyncio.get_running_loop().run_in_executor(None, self.archive.write, block)
+        return out
+
+    async def finish(self, block: bytes) -> bytes:
+        """The rest of the archive: the previous block's bytes, ``block``'s, and the trailer."""
+        out = await self._collect()
+        return out + await asyncio.to_thread(self._write_and_finish, block)
+
+    def _write_and_finish(self, block: bytes) -> bytes:
+        return self.archive.write(block) + self.archive.finish()
+
+    async def _collect(self) -> bytes:
+        busy, self._busy = self._busy, None
+        return b"" if busy is None else await busy
+
+
+_LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+)
+"""What asyncpg raises on a connection whose session the server ended while it was idle: "the
+connection has been released back to the pool" (the pool detached it), or, while asyncpg is
+still reading the server's goodbye, "another operation is in progress"."""
+
+
+@contextlib.asynccontextmanager
+async def _reading(conn: Connection, month: Month) -> AsyncIterator[None]:
+    """Names a lost reader session for what it is (see ``_surfaced``)."""
+    try:
+        yield
+    except _LOST_SESSION_SYMPTOMS as exc:
+        error = await _surfaced(exc, conn, month)
+        if error is exc:
+            raise
+        raise error from exc
+
+
+async def _surfaced(exc: Exception, conn: Connection, month: Month) -> Exception:
+    """The error to report for ``exc``: a lost session instead of one of its symptoms, which
+    read like bugs and carry no reason."""
+    if isinstance(exc, _LOST_SESSION_SYMPTOMS) and await _session_ended(conn):
+        return DatabaseConnectionLost(
+            f"lost the database connection while exporting {month}: the server ended the session"
+        )
+    return exc
+
+
+async def _session_ended(conn: Connection) -> bool:
+    """Whether ``conn``'s session is gone. asyncpg may still be reading the server's last
+    message when the next call fails, so the connection gets a moment to close."""
+    for _ in range(_SESSION_END_POLLS):
+        if not connection_usable(conn):
+            return True
+        await asyncio.sleep(0.05)
+    return not connection_usable(conn)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def _record_failure(
+    pool: Pool,
+    conn: Connection | None,
+    month: Month,
+    archive_id: int | None,
+    error: str,
+) -> None:
+    """Record the run's failure: its building row becomes ``failed`` with ``error`` and loses
+    its chunks, or, when the run had no row yet, a new ``failed`` row is added. On the lock's
+    connection while it lives, else on a fresh one: the row is this run's own, so closing it
+    needs no lock (and a row another run has removed meanwhile is simply not there). Best
+    effort: when the database does not answer, the ``building`` row stays, invisible, and the
+    next run of the month removes it."""
+    try:
+        async with asyncio.timeout(_RECORD_SECONDS):
+            if conn is not None and connection_usable(conn):
+                try:
+                    await _write_failure(conn, month, archive_id, error)
+                    return
+                except Exception:  # noqa: S110
+                    # Lost just now, or left mid-protocol by the failed operation (asyncpg's
+                    # InternalClientError "another operation is in progress"): a fresh session.
+                    pass
+            async with pool.acquire() as fresh:
+                await _write_failure(fresh, month, archive_id, error)
+    except Exception as inner:  # the database is what failed; the caller's error still tells
+        log.warning(
+            "export_failure_not_recorded",
+            month=str(month),
+            archive_id=archive_id,
+            error=error,
+            reason=_error_text(inner),
+        )
+
+
+async def _write_failure(
+    conn: Connection, month: Month, archive_id: int | None, error: str
+) -> None:
+    if archive_id is None:
+        await archive_store.record_failure(conn, str(month), error)
+    else:
+        await archive_store.mark_failed(conn, archive_id, error)

@@ -1,0 +1,199 @@
+"""A month's statistics, counted while the export writes its games: who won, how long games
+last, where stones are played, the players' ratings and the time controls. The manifest's
+``stats`` object is derived from these counts (see the README's "Statistics" for the fields).
+
+Every figure is a count, so memory stays flat in the size of the month: at most one counter
+per board point and colour, per game length (1 to 225), per rating value and per time control.
+Stats are a function of the published lines alone (RE, the move nodes, BR/WR, XTC), so a
+rebuild that gives the same bytes gives the same stats.
+
+Percentiles use the nearest-rank method: of N sorted values, the p-th percentile is the value
+of rank ceil(p / 100 * N) (1-based), so it is always a value that occurred; the median is
+p50, the lower of the two middle values when N is even. Computed exactly from the counts."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Result
+from gomoku_archive.profile.writer import GameRecord, game_parts, move_node
+
+STATS_VERSION = 1
+"""The stored form's version (``MonthStats.to_json``)."""
+LENGTH_BIN = 10
+"""Width of the length histogram's bins, in moves: 1-10, 11-20, ..., 221-225."""
+WINNERS: Mapping[Result, str] = {
+    Result.BLACK_WIN: "black",
+    Result.WHITE_WIN: "white",
+    Result.DRAW: "draw",
+}
+NO_TIME_CONTROL = "none"
+"""The ``timeControls`` key of games without XTC."""
+
+_POINT_OF_NODE: Mapping[str, int] = {
+    move_node(color, point): point for color in Color for point in range(POINTS)
+}
+
+
+class StatsCounter:
+    """Fed every published game of a month, in any order; ``result()`` gives the counts.
+
+    ``add`` costs a few dictionary updates per game and one C-level counter update over its
+    move nodes, which are strings shared by every game with their hash cached: about a tenth
+    of what formatting the line costs."""
+
+    __slots__ = ("_first", "_lengths", "_nodes", "_ratings", "_time_controls", "_winners")
+
+    def __init__(self) -> None:
+        self._winners: Counter[Result] = Counter()
+        self._lengths = [0] * (POINTS + 1)
+        self._first: Counter[str] = Counter()
+        self._nodes: Counter[str] = Counter()
+        self._ratings: Counter[int] = Counter()
+        self._time_controls: Counter[int | None] = Counter()
+
+    def add(self, record: GameRecord, parts: Sequence[str]) -> None:
+        """Count one published game. ``parts`` is ``game_parts(record)``, the pieces its line
+        is joined from: the root, one move node per move (black's first), and ``)\\n``."""
+        self._winners[record.result] += 1
+        moves = len(parts) - 2
+        self._lengths[moves] += 1
+        self._first[parts[1]] += 1
+        self._nodes.update(parts[1:-1])  # a slice: cheaper than islice for ~40 items
+        self._time_controls[record.time_control_seconds] += 1
+        black, white = record.black_rating, record.white_rating
+        if black is not None:
+            self._ratings[black] += 1
+        if white is not None:
+            self._ratings[white] += 1
+
+    def add_record(self, record: GameRecord) -> None:
+        """``add`` for a caller that has not formatted the game's line."""
+        self.add(record, game_parts(record))
+
+    def merge(self, other: StatsCounter) -> None:
+        """Add ``other``'s counts to these: the counts of both sets of games (a two-process
+        export counts each slice apart and merges them)."""
+        self._winners.update(other._winners)
+        for moves, games in enumerate(other._lengths):
+            self._lengths[moves] += games
+        self._first.update(other._first)
+        self._nodes.update(other._nodes)
+        self._ratings.update(other._ratings)
+        self._time_controls.update(other._time_controls)
+
+    def result(self) -> MonthStats:
+        first = [0] * POINTS
+        for node, count in self._first.items():
+            first[_POINT_OF_NODE[node]] += count
+        every = [0] * POINTS
+        for node, count in self._nodes.items():
+            every[_POINT_OF_NODE[node]] += count
+        return MonthStats(
+            winners={name: self._winners[result] for result, name in WINNERS.items()},
+            lengths={n: c for n, c in enumerate(self._lengths) if c},
+            first_moves=tuple(first),
+            all_moves=tuple(every),
+            ratings=dict(sorted(self._ratings.items())),
+            time_controls=_time_control_order(self._time_controls.items()),
+        )
+
+
+def _time_control_order(items: Iterable[tuple[int | None, int]]) -> dict[int | None, int]:
+    """Seconds ascending, games without a time control last."""
+    return dict(sorted(items, key=lambda item: (item[0] is None, item[0] or 0)))
+
+
+@dataclass(frozen=True, slots=True)
+class MonthStats:
+    """The exact counts of one month's published games."""
+
+    winners: Mapping[str, int]
+    """``black``, ``white`` and ``draw``: games won by each colour, and drawn."""
+    lengths: Mapping[int, int]
+    """Moves in a game -> games of that length (lengths with no game are absent)."""
+    first_moves: tuple[int, ...]
+    """Black's first move: games per point, index ``y * 15 + x`` (x from the left, y from the
+    top, as the profile counts)."""
+    all_moves: tuple[int, ...]
+    """Every move of either colour: stones played per point, indexed like ``first_moves``."""
+    ratings: Mapping[int, int]
+    """Rating -> how often it was recorded with a game (BR and WR each count once a game)."""
+    time_controls: Mapping[int | None, int]
+    """XTC in seconds -> games (None: games without a time control)."""
+
+    @property
+    def games(self) -> int:
+        return sum(self.winners.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (the archive row's ``stats`` jsonb): every count, nothing derived."""
+        return {
+            "version": STATS_VERSION,
+            "winners": dict(self.winners),
+            "lengths": {str(n): c for n, c in self.lengths.items()},
+            "first_moves": list(self.first_moves),
+            "all_moves": list(self.all_moves),
+            "ratings": {str(r): c for r, c in self.ratings.items()},
+            "time_controls": {
+                NO_TIME_CONTROL if t is None else str(t): c for t, c in self.time_controls.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MonthStats:
+        if data.get("version") != STATS_VERSION:
+            raise ValueError(f"unknown stats version {data.get('version')!r}")
+        return cls(
+            winners={name: int(data["winners"].get(name, 0)) for name in WINNERS.values()},
+            lengths={int(n): int(c) for n, c in sorted(data["lengths"].items(), key=_numeric)},
+            first_moves=tuple(int(c) for c in data["first_moves"]),
+            all_moves=tuple(int(c) for c in data["all_moves"]),
+            ratings={int(r): int(c) for r, c in sorted(data["ratings"].items(), key=_numeric)},
+            time_controls=_time_control_order(
+                (None if t == NO_TIME_CONTROL else int(t), int(c))
+                for t, c in data["time_controls"].items()
+            ),
+        )
+
+
+def _numeric(item: tuple[str, object]) -> int:
+    return int(item[0])
+
+
+EMPTY = StatsCounter().result()
+"""A month without games: zero counts."""
+
+
+def percentile(counts: Mapping[int, int], p: float) -> int | None:
+    """The nearest-rank ``p``-th percentile (0 < p <= 100) of values given as value -> count;
+    None when there are none."""
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    rank = max(1, math.ceil(p / 100 * total))
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        if seen >= rank:
+            return value
+    raise AssertionError("unreachable: the ranks add up to the total")
+
+
+def length_histogram(lengths: Mapping[int, int]) -> list[tuple[int, int, int]]:
+    """(first, last, games) for every ``LENGTH_BIN``-move bin from 1 to 225, both ends
+    inclusive, empty bins included; the last bin is 221-225."""
+    bins = []
+    for first in range(1, POINTS + 1, LENGTH_BIN):
+        last = min(first + LENGTH_BIN - 1, POINTS)
+        bins.append((first, last, sum(lengths.get(n, 0) for n in range(first, last + 1))))
+    return bins
+
+
+def grid(points: Sequence[int]) -> list[list[int]]:
+    """Per-point counts as 15 rows of 15, rows from the top, columns from the left."""
+    return [list(points[row * BOARD_SIZE : (row + 1) * BOARD_SIZE]) for row in range(BOARD_SIZE)]

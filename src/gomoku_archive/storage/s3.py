@@ -1,0 +1,325 @@
+"""The S3 edge: every boto3 call the mirror makes, run in a small thread pool of its own so the
+event loop never blocks (boto3 is synchronous), and every botocore failure turned into a
+``MirrorFailed`` that says whether trying again later may help.
+
+Region and credentials come from boto3's standard chain (environment, shared files, instance
+role); this module never logs or stores them."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import boto3
+import botocore.exceptions
+from botocore import UNSIGNED
+from botocore.config import Config
+
+from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.settings import Settings
+
+T = TypeVar("T")
+
+THREADS = 4
+"""boto3 calls in flight at once: an upload part, the next part's read-ahead, a read-back."""
+READ_BLOCK = 1024 * 1024
+"""Bytes per read when an object is read back: the read-back holds at most this much."""
+
+# S3 error codes worth another try soon; every other client error is the store saying no
+# (wrong credentials, no such bucket, access denied), which a retry only repeats.
+_TRANSIENT_CODES = frozenset(
+    {"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout", "RequestTimeTooSkewed"}
+)
+_NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    botocore.exceptions.EndpointConnectionError,
+    botocore.exceptions.ConnectionClosedError,
+    botocore.exceptions.ConnectTimeoutError,
+    botocore.exceptions.ReadTimeoutError,
+    botocore.exceptions.ResponseStreamingError,
+    botocore.exceptions.IncompleteReadError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectHeaders:
+    """What goes with an object: the same headers the API sends for the file."""
+
+    content_type: str
+    content_disposition: str
+    cache_control: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    key: str
+    size: int
+    etag: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBack:
+    """An object's bytes as the store returned them: SHA-256 and length, never the bytes."""
+
+    sha256: str
+    size: int
+    etag: str
+
+
+def sha256_b64(data: bytes | memoryview) -> str:
+    """The base64 SHA-256 S3 expects in ``ChecksumSHA256``."""
+    return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
+
+
+def _failure(exc: BaseException, action: str, where: str) -> MirrorFailed:
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", "Unknown"))
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        message = str(error.get("Message", "")).strip()
+        transient = code in _TRANSIENT_CODES or status >= 500
+        detail = f"{code}" + (f" ({message})" if message else "")
+        return MirrorFailed(f"S3 refused to {action} {where}: {detail}", transient=transient)
+    if isinstance(
+        exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.PartialCredentialsError
+    ):
+        return MirrorFailed(
+            f"cannot {action} {where}: no usable AWS credentials in boto3's standard chain",
+            transient=False,
+        )
+    if isinstance(exc, _NETWORK_ERRORS):
+        return MirrorFailed(f"cannot reach S3 to {action} {where}: {exc}", transient=True)
+    return MirrorFailed(f"cannot {action} {where}: {type(exc).__name__}: {exc}", transient=False)
+
+
+def _no_such_object(exc: MirrorFailed) -> bool:
+    """Whether the store's answer behind ``exc`` was "no such key" (HEAD says a bare 404)."""
+    cause = exc.__cause__
+    if not isinstance(cause, botocore.exceptions.ClientError):
+        return False
+    return cause.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
+class S3Store:
+    """One bucket and prefix, reached through one boto3 client and a bounded thread pool.
+    Create it once per process and ``close()`` it on the way out."""
+
+    def __init__(self, settings: Settings, *, threads: int = THREADS) -> None:
+        if settings.s3_bucket is None:
+            raise ValueError("S3Store needs S3_BUCKET")
+        self.bucket = settings.s3_bucket
+        self.prefix = settings.s3_prefix
+        self.part_size = settings.s3_part_size
+        self._cdn_base = settings.cdn_base_url.rstrip("/") if settings.cdn_base_url else None
+        config = Config(
+            connect_timeout=5,
+            read_timeout=60,
+            retries={"max_attempts": 3, "mode": "standard"},
+            # We send SHA-256 checksums ourselves; no extra CRC32 on every request.
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+        )
+        session = boto3.session.Session()
+        self._client = session.client("s3", endpoint_url=settings.s3_endpoint_url, config=config)
+        # Plain public URLs of objects (no signature) for redirects when no CDN is set.
+        self._urls = session.client(
+            "s3",
+            endpoint_url=settings.s3_endpoint_url,
+            config=Config(signature_version=UNSIGNED),
+        )
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._client.close()
+        self._urls.close()
+
+    # --- names and addresses --------------------------------------------------------------
+
+    def key_for(self, file_name: str) -> str:
+        return self.prefix + file_name
+
+    def public_url(self, key: str) -> str:
+        """Where a redirect sends a client: under ``CDN_BASE_URL`` (which maps to the bucket's
+        root) when set, else the object's own URL in the bucket."""
+        if self._cdn_base is not None:
+            return f"{self._cdn_base}/{quote(key)}"
+        url: str = self._urls.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}
+        )
+        return url
+
+    def where(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    # --- calls ----------------------------------------------------------------------------
+
+    async def _call(self, action: str, key: str, fn: Callable[..., T], /, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._pool, partial(fn, **kwargs))
+        except MirrorFailed:
+            raise
+        except Exception as exc:
+            raise _failure(exc, action, self.where(key)) from exc
+
+    async def head(self, key: str) -> StoredObject | None:
+        """The object's size and ETag, or None when there is no such object."""
+        try:
+            reply = await self._call(
+                "look up", key, self._client.head_object, Bucket=self.bucket, Key=key
+            )
+        except MirrorFailed as exc:
+            if _no_such_object(exc):
+                return None
+            raise
+        return StoredObject(key, int(reply["ContentLength"]), str(reply["ETag"]))
+
+    async def put_small(self, key: str, body: bytes, headers: ObjectHeaders) -> StoredObject:
+        """One request for an object of at most one part."""
+        reply = await self._call(
+            "upload",
+            key,
+            self._client.put_object,
+            Bucket=self.bucket,
+            Key=key,
+            Body=body,
+            ContentType=headers.content_type,
+            ContentDisposition=headers.content_disposition,
+            CacheControl=headers.cache_control,
+            ChecksumSHA256=sha256_b64(body),
+        )
+        return StoredObject(key, len(body), str(reply["ETag"]))
+
+    async def put_multipart(
+        self, key: str, parts: AsyncIterator[bytes], headers: ObjectHeaders
+    ) -> StoredObject:
+        """A multipart upload of ``parts`` (each ``part_size`` bytes but the last), one part
+        uploading while the next is read. Any failure, cancellation included, aborts the upload
+        so no parts are left behind in the bucket (when the store still answers; otherwise
+        ``abort_incomplete`` clears them on the next try)."""
+        created = await self._call(
+            "start an upload of",
+            key,
+            self._client.create_multipart_upload,
+            Bucket=self.bucket,
+            Key=key,
+            ContentType=headers.content_type,
+            ContentDisposition=headers.content_disposition,
+            CacheControl=headers.cache_control,
+            ChecksumAlgorithm="SHA256",
+        )
+        upload_id = str(created["UploadId"])
+        done: list[dict[str, Any]] = []
+        size = 0
+        in_flight: asyncio.Future[dict[str, Any]] | None = None
+        try:
+            number = 0
+            async for part in parts:
+                number += 1
+                size += len(part)
+                if in_flight is not None:
+                    done.append(await in_flight)
+                in_flight = asyncio.ensure_future(self._upload_part(key, upload_id, number, part))
+                del part  # the task holds the bytes now; memory is two parts at most
+            if in_flight is not None:
+                done.append(await in_flight)
+                in_flight = None
+            reply = await self._call(
+                "finish the upload of",
+                key,
+                self._client.complete_multipart_upload,
+                Bucket=self.bucket,
+                Key=key,
+                UploadId=upload_id,
+                MultipartUpload={"Parts": done},
+            )
+        except BaseException:
+            if in_flight is not None:
+                in_flight.cancel()
+                await asyncio.gather(in_flight, return_exceptions=True)
+            await asyncio.shield(self._abort(key, upload_id))
+            raise
+        return StoredObject(key, size, str(reply["ETag"]))
+
+    async def _upload_part(
+        self, key: str, upload_id: str, number: int, body: bytes
+    ) -> dict[str, Any]:
+        checksum = sha256_b64(body)
+        reply = await self._call(
+            f"upload part {number} of",
+            key,
+            self._client.upload_part,
+            Bucket=self.bucket,
+            Key=key,
+            UploadId=upload_id,
+            PartNumber=number,
+            Body=body,
+            ChecksumAlgorithm="SHA256",
+            ChecksumSHA256=checksum,
+        )
+        return {"PartNumber": number, "ETag": reply["ETag"], "ChecksumSHA256": checksum}
+
+    async def _abort(self, key: str, upload_id: str) -> bool:
+        try:
+            await self._call(
+                "abort the upload of",
+                key,
+                self._client.abort_multipart_upload,
+                Bucket=self.bucket,
+                Key=key,
+                UploadId=upload_id,
+            )
+        except MirrorFailed:
+            return False  # the store is away; abort_incomplete() clears it on the next run
+        return True
+
+    async def abort_incomplete(self, key: str) -> int:
+        """Abort every unfinished multipart upload of ``key`` (left by a process that died or a
+        store that went away mid-upload); returns how many."""
+        reply = await self._call(
+            "list unfinished uploads of",
+            key,
+            self._client.list_multipart_uploads,
+            Bucket=self.bucket,
+            Prefix=key,
+        )
+        aborted = 0
+        for upload in reply.get("Uploads", []):
+            if upload.get("Key") == key and await self._abort(key, str(upload["UploadId"])):
+                aborted += 1
+        return aborted
+
+    async def read_back(self, key: str) -> ReadBack | None:
+        """Stream the object from the store and hash it, holding one block at a time; None when
+        there is no such object."""
+        try:
+            return await self._call("read back", key, self._read_back_blocking, key=key)
+        except MirrorFailed as exc:
+            if _no_such_object(exc):
+                return None
+            raise
+
+    def _read_back_blocking(self, *, key: str) -> ReadBack:
+        reply = self._client.get_object(Bucket=self.bucket, Key=key)
+        digest = hashlib.sha256()
+        size = 0
+        body = reply["Body"]
+        try:
+            for block in body.iter_chunks(READ_BLOCK):
+                digest.update(block)
+                size += len(block)
+        finally:
+            body.close()
+        return ReadBack(digest.hexdigest(), size, str(reply["ETag"]))
+
+    async def delete(self, key: str) -> None:
+        await self._call("delete", key, self._client.delete_object, Bucket=self.bucket, Key=key)

@@ -1,0 +1,356 @@
+"""The OpenAPI 3.1 description of every public route, as data. A schemathesis test runs it
+against the live application, so it stays true."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gomoku_archive.catalog.manifest import LICENSE, PROFILE, SCHEMA_VERSION
+from gomoku_archive.gomoku.game import BOARD_SIZE
+from gomoku_archive.profile.stats import LENGTH_BIN, NO_TIME_CONTROL
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+_MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}
+_JSON_ERROR = {"application/json": {"schema": _ERROR}}
+
+
+def _counts(keys: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": list(keys),
+        "properties": {k: {"type": "integer", "minimum": 0} for k in keys},
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    }
+
+
+_MONTH = {
+    "type": "object",
+    "required": [
+        "month",
+        "games",
+        "file",
+        "downloadUrl",
+        "checksumUrl",
+        "bytes",
+        "uncompressedBytes",
+        "sha256",
+        "publishedAt",
+        "candidateGames",
+        "excludedGames",
+        "exclusions",
+        "results",
+        "stats",
+    ],
+    "properties": {
+        "month": {"type": "string", "pattern": "^[0-9]{4}-(0[1-9]|1[0-2])$"},
+        "games": {"type": "integer", "minimum": 0},
+        "file": {"type": ["string", "null"], "description": "null for a zero-game month"},
+        "downloadUrl": {"type": ["string", "null"]},
+        "checksumUrl": {"type": ["string", "null"]},
+        "torrentUrl": {"type": ["string", "null"], "description": "its v1 torrent (web seeded)"},
+        "bytes": {"type": "integer", "minimum": 0},
+        "uncompressedBytes": {"type": "integer", "minimum": 0},
+        "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "publishedAt": {"type": "string", "format": "date-time"},
+        "candidateGames": {"type": "integer", "minimum": 0},
+        "excludedGames": {"type": "integer", "minimum": 0},
+        "exclusions": _counts(ALL_REASONS),
+        "results": _counts(ALL_TERMINATIONS),
+        "previousFiles": {
+            "type": "array",
+            "description": "Earlier files of a rebuilt month, most recently superseded first; "
+            "still downloadable at their URLs",
+            "items": {"$ref": "#/components/schemas/PreviousFile"},
+        },
+        "stats": {
+            "oneOf": [{"$ref": "#/components/schemas/MonthStats"}, {"type": "null"}],
+            "description": "Statistics of the month's games; null for a month published before "
+            "they were counted (its next export adds them)",
+        },
+    },
+}
+
+_COUNT = {"type": "integer", "minimum": 0}
+_MAYBE_MOVES = {"type": ["integer", "null"], "minimum": 1, "maximum": BOARD_SIZE * BOARD_SIZE}
+_MAYBE_RATING = {"type": ["integer", "null"]}
+_GRID = {
+    "type": "array",
+    "description": f"{BOARD_SIZE} rows from the top, each {BOARD_SIZE} columns from the left",
+    "minItems": BOARD_SIZE,
+    "maxItems": BOARD_SIZE,
+    "items": {"type": "array", "minItems": BOARD_SIZE, "maxItems": BOARD_SIZE, "items": _COUNT},
+}
+_MONTH_STATS = {
+    "type": "object",
+    "description": "Counted from the published games; percentiles are nearest-rank, null when "
+    "there is no value",
+    "required": ["winners", "length", "firstMoves", "allMoves", "ratings", "timeControls"],
+    "properties": {
+        "winners": {
+            "type": "object",
+            "required": ["black", "white", "draw"],
+            "properties": {"black": _COUNT, "white": _COUNT, "draw": _COUNT},
+        },
+        "length": {
+            "type": "object",
+            "description": "Game length in moves",
+            "required": ["min", "median", "p90", "max", "histogram"],
+            "properties": {
+                "min": _MAYBE_MOVES,
+                "median": _MAYBE_MOVES,
+                "p90": _MAYBE_MOVES,
+                "max": _MAYBE_MOVES,
+                "histogram": {
+                    "type": "array",
+                    "description": f"{LENGTH_BIN}-move bins from 1 to 225, ends inclusive",
+                    "items": {
+                        "type": "object",
+                        "required": ["from", "to", "games"],
+                        "properties": {"from": _COUNT, "to": _COUNT, "games": _COUNT},
+                    },
+                },
+            },
+        },
+        "firstMoves": {**_GRID, "description": "Black's first move: games per point"},
+        "allMoves": {**_GRID, "description": "Every move of both colours: stones per point"},
+        "ratings": {
+            "type": "object",
+            "description": "BR and WR of every game, each counted once per game",
+            "required": ["count", "p10", "median", "p90"],
+            "properties": {
+                "count": _COUNT,
+                "p10": _MAYBE_RATING,
+                "median": _MAYBE_RATING,
+                "p90": _MAYBE_RATING,
+            },
+        },
+        "timeControls": {
+            "type": "object",
+            "description": f"Games per XTC value in seconds; {NO_TIME_CONTROL!r}: without one",
+            "additionalProperties": _COUNT,
+        },
+    },
+}
+
+_PREVIOUS_FILE = {
+    "type": "object",
+    "required": [
+        "file",
+        "sha256",
+        "bytes",
+        "games",
+        "downloadUrl",
+        "checksumUrl",
+        "publishedAt",
+        "supersededAt",
+    ],
+    "properties": {
+        "file": {"type": "string"},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "bytes": {"type": "integer", "minimum": 0},
+        "games": {"type": "integer", "minimum": 0},
+        "candidateGames": {"type": "integer", "minimum": 0},
+        "excludedGames": {"type": "integer", "minimum": 0},
+        "downloadUrl": {"type": "string"},
+        "checksumUrl": {"type": "string"},
+        "torrentUrl": {"type": "string"},
+        "publishedAt": {"type": "string", "format": "date-time"},
+        "supersededAt": {"type": "string", "format": "date-time"},
+    },
+}
+
+_MANIFEST = {
+    "type": "object",
+    "required": ["schemaVersion", "profile", "license", "scope", "totalGames", "months"],
+    "properties": {
+        "schemaVersion": {"const": SCHEMA_VERSION},
+        "profile": {"const": PROFILE},
+        "license": {"const": LICENSE},
+        "scope": {"type": "object"},
+        "totalGames": {"type": "integer", "minimum": 0},
+        "months": {"type": "array", "items": {"$ref": "#/components/schemas/Month"}},
+    },
+}
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "header",
+        "required": False,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+_CONDITIONAL = [
+    _header("If-None-Match", "Entity-tags (or *) the client holds: a match gives 304"),
+    _header("If-Modified-Since", "HTTP-date; ignored when If-None-Match is sent"),
+    _header("If-Match", "Entity-tags (or *): no strong match gives 412"),
+    _header("If-Unmodified-Since", "HTTP-date; ignored when If-Match is sent"),
+]
+_RANGE = [
+    _header("Range", "One byte range (bytes=first-last, first-, -suffix); GET only"),
+    _header("If-Range", "An entity-tag or HTTP-date: the Range counts only if it matches"),
+]
+_FILE_PARAM = {
+    "name": "file",
+    "in": "path",
+    "required": True,
+    "description": "gomoku-party-YYYY-MM-<16 hex digits>.sgf.gz, as listed in the manifest",
+    "schema": {"type": "string"},
+}
+_NOT_MODIFIED = {"description": "The client's copy is current", "headers": {}}
+_CACHE_HEADERS = {
+    "ETag": {"schema": {"type": "string"}, "required": True},
+    "Cache-Control": {"schema": {"type": "string"}, "required": True},
+}
+
+
+def _get_and_head(operation: dict[str, Any], op_id: str) -> dict[str, Any]:
+    head = {**operation, "operationId": f"head{op_id}", "summary": "Headers of " + op_id}
+    return {"get": {**operation, "operationId": f"get{op_id}"}, "head": head}
+
+
+def _manifest_operation() -> dict[str, Any]:
+    return {
+        "summary": "The archive manifest",
+        "parameters": [_header("Accept-Encoding", "gzip is used when accepted"), *_CONDITIONAL],
+        "responses": {
+            "200": {
+                "description": "Every published month, newest first",
+                "headers": _CACHE_HEADERS,
+                "content": {"application/json": {"schema": _MANIFEST_REF}},
+            },
+            "304": _NOT_MODIFIED,
+            "412": {"description": "If-Match did not match", "content": _JSON_ERROR},
+        },
+    }
+
+
+def _file_operation(summary: str, media: str) -> dict[str, Any]:
+    body: dict[str, Any] = {media: {}}
+    return {
+        "summary": summary,
+        "parameters": [_FILE_PARAM, *_CONDITIONAL, *_RANGE],
+        "responses": {
+            "200": {"description": "The whole file", "headers": _CACHE_HEADERS, "content": body},
+            "206": {"description": "The one requested range", "content": body},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No such published file", "content": _JSON_ERROR},
+            "412": {"description": "A precondition failed", "content": _JSON_ERROR},
+            "416": {"description": "The range is not satisfiable", "content": _JSON_ERROR},
+            "503": {"description": "The database is unavailable", "content": _JSON_ERROR},
+        },
+    }
+
+
+def _torrent_operation() -> dict[str, Any]:
+    body: dict[str, Any] = {"application/x-bittorrent": {}}
+    return {
+        "summary": "A deterministic v1 torrent of an archive file, web seeded (BEP 19)",
+        "parameters": [_FILE_PARAM, *_CONDITIONAL],
+        "responses": {
+            "200": {"description": "The .torrent file", "headers": _CACHE_HEADERS, "content": body},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No such published file", "content": _JSON_ERROR},
+            "412": {"description": "A precondition failed", "content": _JSON_ERROR},
+            "503": {"description": "The database is unavailable", "content": _JSON_ERROR},
+        },
+    }
+
+
+def _simple(
+    summary: str, op_id: str, media: str, codes: tuple[str, ...] = ("200",)
+) -> dict[str, Any]:
+    content: dict[str, Any] = {media: {}}
+    if media == "application/json":
+        content = {media: {"schema": {"type": "object"}}}
+    responses = {code: {"description": summary, "content": content} for code in codes}
+    return {"get": {"summary": summary, "operationId": op_id, "responses": responses}}
+
+
+def _bulk(summary: str, op_id: str, media: str) -> dict[str, Any]:
+    operation = {
+        "summary": summary,
+        "parameters": [_header("Accept-Encoding", "gzip is used when accepted"), *_CONDITIONAL],
+        "responses": {
+            "200": {"description": summary, "headers": _CACHE_HEADERS, "content": {media: {}}},
+            "304": _NOT_MODIFIED,
+            "412": {"description": "If-Match did not match", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, op_id)
+
+
+def _page(summary: str, op_id: str) -> dict[str, Any]:
+    operation = {
+        "summary": summary,
+        "parameters": _CONDITIONAL[:2],
+        "responses": {
+            "200": {"description": summary, "content": {"text/html": {}}},
+            "304": _NOT_MODIFIED,
+        },
+    }
+    return _get_and_head(operation, op_id)
+
+
+def build_document() -> dict[str, Any]:
+    manifest = _get_and_head(_manifest_operation(), "Manifest")
+    alias = _get_and_head(_manifest_operation(), "ManifestAlias")
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Gomoku Party archive API",
+            "version": "1.0.0",
+            "description": "Public, read-only: monthly SGF archives of ranked freestyle games "
+            f"in the {PROFILE} profile, their manifest and checksums. CC0 1.0.",
+            "license": {"name": "CC0 1.0 Universal", "identifier": LICENSE},
+        },
+        "paths": {
+            "/api/v1/database": manifest,
+            "/api/v1/database/manifest.json": alias,
+            "/api/v1/database/sha256sums.txt": _bulk(
+                "<sha256>  <file> per current file, newest month first (sha256sum -c)",
+                "Sha256Sums",
+                "text/plain",
+            ),
+            "/api/v1/database/list.txt": _bulk(
+                "The absolute download URL of every current file (wget -i, aria2c -i)",
+                "UrlList",
+                "text/plain",
+            ),
+            "/api/v1/database/feed.atom": _bulk(
+                "Atom 1.0 feed of publications and rebuilds", "Feed", "application/atom+xml"
+            ),
+            "/api/v1/database/files/{file}": _get_and_head(
+                _file_operation("An archive file (gzip)", "application/gzip"), "ArchiveFile"
+            ),
+            "/api/v1/database/files/{file}.sha256": _get_and_head(
+                _file_operation("An archive's checksum line", "text/plain"), "ChecksumFile"
+            ),
+            "/api/v1/database/files/{file}.torrent": _get_and_head(
+                _torrent_operation(), "TorrentFile"
+            ),
+            "/api/v1/openapi.json": _simple("OpenAPI document", "getOpenApi", "application/json"),
+            "/database/": _page("Public database page", "DatabasePage"),
+            "/database/profile": _page("Profile documentation page", "ProfilePage"),
+            "/healthz": _simple("Liveness", "getHealth", "application/json"),
+            "/readyz": _simple("Readiness", "getReady", "application/json", ("200", "503")),
+            "/metrics": _simple("Prometheus metrics", "getMetrics", "text/plain"),
+        },
+        "components": {
+            "schemas": {
+                "Manifest": _MANIFEST,
+                "Month": _MONTH,
+                "PreviousFile": _PREVIOUS_FILE,
+                "MonthStats": _MONTH_STATS,
+                "Error": {
+                    "type": "object",
+                    "required": ["error", "message"],
+                    "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
+                },
+            }
+        },
+    }

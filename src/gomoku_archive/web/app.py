@@ -1,0 +1,154 @@
+"""The public front end's factory: routes, middleware, and the resources opened and closed in
+``cleanup_ctx`` (the asyncpg pool unless one is given, the manifest cache and its LISTEN
+connection). Every public route is GET/HEAD only; nothing here can start or change an export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+
+from aiohttp import hdrs, web
+
+from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.http.routes import FILES_PATH
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.file_cache import FileCache
+from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.web import freshness
+from gomoku_archive.web.api import bulk as bulk_api
+from gomoku_archive.web.api import downloads, health, torrents
+from gomoku_archive.web.api import manifest as manifest_api
+from gomoku_archive.web.api.openapi import build_document
+from gomoku_archive.web.keys import (
+    BULK_FILES,
+    DOWNLOAD_CACHE,
+    MANIFEST,
+    METRICS,
+    MIRROR_STORE,
+    POOL,
+    SETTINGS,
+    TORRENT_PIECES,
+)
+from gomoku_archive.web.manifest_cache import ManifestCache
+from gomoku_archive.web.metrics import Metrics
+from gomoku_archive.web.middleware import add_common_headers, observe
+from gomoku_archive.web.ops import setup_ops
+from gomoku_archive.web.pages import handlers as pages
+from gomoku_archive.web.pages import templating
+from gomoku_archive.web.piece_cache import PieceCache
+from gomoku_archive.web.server import bad_requests
+from gomoku_archive.web.server.encoded import BulkFiles
+
+CleanupCtx = Callable[[web.Application], AsyncIterator[None]]
+
+MANIFEST_TTL_SECONDS = 60.0
+POOL_MAX_SIZE = 10
+
+
+def create_app(
+    settings: Settings, *, pool: Pool | None = None, manifest_ttl: float = MANIFEST_TTL_SECONDS
+) -> web.Application:
+    """The application; ``pool`` lets a caller (a test) share its own pool, which the app then
+    uses but does not close."""
+    bad_requests.install()
+    app = web.Application(middlewares=[observe])
+    app[SETTINGS] = settings
+    app[METRICS] = Metrics()
+    app[BULK_FILES] = BulkFiles()
+    app[TORRENT_PIECES] = PieceCache()
+    app[pages.DATABASE_PAGE] = pages.DatabasePage()
+    templating.install(app)
+    app.on_response_prepare.append(add_common_headers)
+    app.cleanup_ctx.append(_database(pool))
+    app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
+    app.cleanup_ctx.append(freshness.keep_fresh)
+    if settings.redirect_downloads:
+        app.cleanup_ctx.append(_mirror_store)
+    if settings.download_cache_dir is not None:
+        app.cleanup_ctx.append(_download_cache)
+    _routes(app)
+    setup_ops(app, settings)
+    return app
+
+
+def _routes(app: web.Application) -> None:
+    openapi = json.dumps(build_document()).encode()
+
+    async def openapi_json(request: web.Request) -> web.Response:
+        return web.Response(body=openapi, content_type="application/json", charset="utf-8")
+
+    r = app.router
+    r.add_get("/api/v1/database", manifest_api.manifest)
+    r.add_get("/api/v1/database/manifest.json", manifest_api.manifest)
+    r.add_get("/api/v1/database/sha256sums.txt", bulk_api.checksums)
+    r.add_get("/api/v1/database/list.txt", bulk_api.url_list_file)
+    r.add_get("/api/v1/database/feed.atom", bulk_api.feed)
+    # The checksum and torrent routes first: "{file}.sha256" would otherwise be taken as a
+    # file name.
+    r.add_get(FILES_PATH + "{file}.sha256", downloads.checksum_file)
+    r.add_get(FILES_PATH + "{file}.torrent", torrents.torrent_file)
+    r.add_get(FILES_PATH + "{file}", downloads.archive_file)
+    r.add_get("/api/v1/openapi.json", openapi_json)
+    r.add_get("/database", pages.to_database_page)
+    r.add_get("/database/", pages.database_page)
+    r.add_get("/database/profile", pages.profile_page)
+    r.add_get("/healthz", health.healthz)
+    r.add_get("/readyz", health.readyz)
+    r.add_get("/metrics", health.metrics)
+    # One route table: aiohttp answers other methods with 405 and `Allow: GET,HEAD` (CONNECT,
+    # which no route can match, gets the same from gomoku_archive.web.middleware).
+    assert all(route.method in (hdrs.METH_GET, hdrs.METH_HEAD) for route in r.routes())
+
+
+def _database(given: Pool | None) -> CleanupCtx:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        if given is not None:
+            app[POOL] = given
+            yield
+            return
+        pool = await create_pool(app[SETTINGS].database_url, min_size=1, max_size=POOL_MAX_SIZE)
+        app[POOL] = pool
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    return ctx
+
+
+async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
+    """The bucket's addresses for redirects (no S3 request is ever made by the API)."""
+    store = S3Store(app[SETTINGS], threads=1)
+    app[MIRROR_STORE] = store
+    try:
+        yield
+    finally:
+        store.close()
+
+
+async def _download_cache(app: web.Application) -> AsyncIterator[None]:
+    """Local copies of archives for sendfile (see src/gomoku_archive/storage/file_cache.py)."""
+    settings = app[SETTINGS]
+    assert settings.download_cache_dir is not None
+    cache = FileCache(settings.download_cache_dir, settings.download_cache_bytes)
+    cache.start()
+    app[DOWNLOAD_CACHE] = cache
+    try:
+        yield
+    finally:
+        await cache.close()
+
+
+def _manifest_cache(ttl: float) -> CleanupCtx:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        metrics = app[METRICS]
+        cache = ManifestCache(app[POOL], app[SETTINGS].database_url, ttl=ttl, metrics=metrics)
+        await cache.start()
+        app[MANIFEST] = cache
+        metrics.manifest_age.set_function(cache.age)
+        try:
+            yield
+        finally:
+            await cache.close()
+
+    return ctx

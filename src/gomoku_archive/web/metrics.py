@@ -1,0 +1,169 @@
+"""Prometheus metrics of one application, in a registry of its own (not the process-global one),
+so several apps in one test process never clash."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from gomoku_archive.catalog.freshness import Freshness
+from gomoku_archive.db.mirror_store import MirrorStats
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self._per_request: dict[tuple[str, str, str], tuple[Counter, Histogram, Counter]] = {}
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "gomoku_http_requests",
+            "HTTP requests answered, by route template, method and status",
+            ("route", "method", "status"),
+            registry=r,
+        )
+        self.latency = Histogram(
+            "gomoku_http_request_duration_seconds",
+            "Time from request to the end of the response body, by route template",
+            ("route",),
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.bytes_served = Counter(
+            "gomoku_http_response_body_bytes",
+            "Response body bytes written, by route template",
+            ("route",),
+            registry=r,
+        )
+        self.downloads_in_flight = Gauge(
+            "gomoku_downloads_in_flight",
+            "Archive downloads currently streaming",
+            registry=r,
+        )
+        self.downloads_aborted = Counter(
+            "gomoku_downloads_aborted",
+            "Archive downloads that ended before their last byte, by reason",
+            ("reason",),
+            registry=r,
+        )
+        self.published_archives = Gauge(
+            "gomoku_published_archives",
+            "Months with a published archive in the cached manifest (zero-game months included)",
+            registry=r,
+        )
+        self.manifest_refreshes = Counter(
+            "gomoku_manifest_refreshes",
+            "Manifest cache reloads from the database, by outcome",
+            ("outcome",),
+            registry=r,
+        )
+        self.manifest_age = Gauge(
+            "gomoku_manifest_age_seconds",
+            "Seconds since the served manifest was loaded from the database",
+            registry=r,
+        )
+
+        # Freshness, from the database every few seconds in the background (web/freshness.py);
+        # the Helm chart's PrometheusRule alerts on these names.
+        self.unpublished_closed_months = Gauge(
+            "gomoku_unpublished_closed_months",
+            "Closed months from EXPORT_FIRST_MONTH on without a published archive",
+            registry=r,
+        )
+        self.oldest_unpublished_age = Gauge(
+            "gomoku_oldest_unpublished_month_age_seconds",
+            "Seconds since the oldest unpublished closed month closed (0 when all are published)",
+            registry=r,
+        )
+        self.last_publication = Gauge(
+            "gomoku_last_publication_timestamp_seconds",
+            "Unix time of the newest publication of an archive file (0 before the first)",
+            registry=r,
+        )
+        self.failed_months = Gauge(
+            "gomoku_export_failed_months",
+            "Months whose latest export failed (a failed build newer than their published file)",
+            registry=r,
+        )
+        self.freshness_refreshes = Counter(
+            "gomoku_freshness_refreshes",
+            "Reads of the archive tables for the freshness gauges, by outcome",
+            ("outcome",),
+            registry=r,
+        )
+        self.freshness_age = Gauge(
+            "gomoku_freshness_age_seconds",
+            "Seconds since the freshness gauges were last computed (+Inf before the first time)",
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "gomoku_job_queue_depth",
+            "Jobs in the arq queue, running ones included (NaN when Redis did not answer)",
+            registry=r,
+        )
+        self.queue_up = Gauge(
+            "gomoku_job_queue_up",
+            "1 when Redis answered the last read of the queue depth, else 0",
+            registry=r,
+        )
+        # The S3 mirror, from the same background read when S3_BUCKET is set.
+        self.mirror_files = Gauge(
+            "gomoku_mirror_files",
+            "Served archive files by the state of their copy in the S3 bucket: verified (a "
+            "redirect target), pending (no verified copy yet) and failing (the latest mirror "
+            "attempt failed)",
+            ("state",),
+            registry=r,
+        )
+        self.mirror_uploaded_bytes = Gauge(
+            "gomoku_mirror_uploaded_bytes",
+            "Bytes the mirror has sent to the S3 bucket, first uploads and repairs, all archives",
+            registry=r,
+        )
+        self.freshness_age.set(float("inf"))
+        self.queue_depth.set(float("nan"))
+
+    def count_request(
+        self, route: str, method: str, status: int, duration: float, body_bytes: int
+    ) -> None:
+        """The three per-request series at once. Their labelled children are looked up once
+        per (route, method, status) and kept: ``labels()`` takes a lock and builds its key
+        on every call, which the manifest's request rate notices."""
+        key = (route, method, str(status))
+        children = self._per_request.get(key)
+        if children is None:
+            children = self._per_request[key] = (
+                self.requests.labels(route, method, key[2]),
+                self.latency.labels(route),
+                self.bytes_served.labels(route),
+            )
+        requests, latency, bytes_served = children
+        requests.inc()
+        latency.observe(duration)
+        bytes_served.inc(body_bytes)
+
+    def show_freshness(self, freshness: Freshness) -> None:
+        """Set every freshness gauge from one computation (the only place that sets them)."""
+        published = freshness.last_published_at
+        self.unpublished_closed_months.set(freshness.unpublished_closed_months)
+        self.oldest_unpublished_age.set(freshness.oldest_unpublished_age_seconds)
+        self.last_publication.set(published.timestamp() if published is not None else 0)
+        self.failed_months.set(freshness.failed_months)
+
+    def show_mirror(self, stats: MirrorStats) -> None:
+        """Set the mirror's gauges from one read of the archive rows."""
+        self.mirror_files.labels("verified").set(stats.mirrored)
+        self.mirror_files.labels("pending").set(stats.served_files - stats.mirrored)
+        self.mirror_files.labels("failing").set(stats.failing)
+        self.mirror_uploaded_bytes.set(stats.uploaded_bytes)
+
+    def show_queue_depth(self, depth: int | None) -> None:
+        """The queue's depth, or None when Redis did not answer in time."""
+        self.queue_up.set(depth is not None)
+        self.queue_depth.set(float("nan") if depth is None else depth)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,108 @@
+"""What the ``/ops/`` pages show, as template contexts: ``ops/dashboard.html`` and
+``ops/login.html`` (autoescaped, no scripts) render them. Built from the same view data as
+``gomoku-archive jobs``; the few decisions the markup needs (may this month be rebuilt? does
+the page reload itself?) are made here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gomoku_archive.errors import InvalidMonth
+from gomoku_archive.jobs.ops_view import (
+    JobOutcome,
+    MonthStatus,
+    QueuedJob,
+    QueueSnapshot,
+    RunningInfo,
+    parse_health_check,
+)
+from gomoku_archive.jobs.planning import export_refusal
+from gomoku_archive.profile.months import Month
+
+DASHBOARD = "ops/dashboard.html"
+LOGIN = "ops/login.html"
+
+REFRESH_SECONDS = 10
+"""How often the dashboard reloads itself while jobs are queued or running (no JavaScript)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    now: datetime
+    first_month: Month
+    months: Sequence[MonthStatus]
+    queue: QueueSnapshot | None
+    redis_error: str | None
+    database_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MonthRow:
+    status: MonthStatus
+    rebuildable: bool
+    build_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunningRow:
+    job: QueuedJob
+    info: RunningInfo | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    result: JobOutcome
+    details: str
+    """What a successful job reported (games, excluded, bytes, file, reason), as text."""
+
+
+def login_context(*, message: str | None = None) -> dict[str, Any]:
+    return {"message": message}
+
+
+def dashboard_context(
+    data: Dashboard, *, csrf: str, flash: tuple[str, str] | None
+) -> dict[str, Any]:
+    queue = data.queue
+    busy = queue is not None and bool(queue.queued)
+    return {
+        "data": data,
+        "csrf": csrf,
+        "flash": flash,
+        "queue": queue,
+        "health": parse_health_check(queue.health_check) if queue is not None else None,
+        "months": [_month_row(status, data) for status in data.months],
+        "running": [RunningRow(job, queue.running.get(job.job_id)) for job in queue.in_progress]
+        if queue is not None
+        else [],
+        "results": [ResultRow(r, _details(r)) for r in queue.results] if queue else [],
+        "refresh": REFRESH_SECONDS if busy else None,
+    }
+
+
+def _month_row(status: MonthStatus, data: Dashboard) -> MonthRow:
+    pub = status.published
+    build = None
+    if pub is not None and pub.finished_at is not None:
+        build = (pub.finished_at - pub.created_at).total_seconds()
+    return MonthRow(status, _rebuildable(status.month, data), build)
+
+
+def _rebuildable(month: str, data: Dashboard) -> bool:
+    try:
+        parsed = Month.parse(month)
+    except InvalidMonth:
+        return False
+    return export_refusal(parsed, first=data.first_month, now=data.now) is None
+
+
+def _details(result: JobOutcome) -> str:
+    if result.error or not isinstance(result.result, Mapping):
+        return ""
+    r = result.result
+    return "; ".join(
+        f"{k} {r[k]}" for k in ("games", "excluded", "bytes", "file", "reason") if r.get(k)
+    )

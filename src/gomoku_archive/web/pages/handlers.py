@@ -1,0 +1,96 @@
+"""Handlers of the public pages: ``/database/`` (from the cached manifest, re-rendered only when
+the manifest changes) and ``/database/profile`` (rendered once); and the HTML side of errors and
+of ``/`` for browsers (``gomoku_archive.web.middleware`` decides when)."""
+
+from __future__ import annotations
+
+import functools
+from http import HTTPStatus
+
+from aiohttp import hdrs, web
+
+from gomoku_archive.http.conditions import EntityTag
+from gomoku_archive.web.keys import MANIFEST
+from gomoku_archive.web.manifest_cache import Snapshot
+from gomoku_archive.web.origin import origin_of, vary
+from gomoku_archive.web.pages.database import render_database_page
+from gomoku_archive.web.pages.profile import render_profile_page
+from gomoku_archive.web.pages.templating import render
+from gomoku_archive.web.server.encoded import Encoded, encode, respond_encoded
+
+HTML = "text/html; charset=utf-8"
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+"""No scripts at all: the pages work without JavaScript, so they may forbid it."""
+_SECURITY: dict[str, str] = {"Content-Security-Policy": CSP}
+
+
+class DatabasePage:
+    """The last rendering and its gzip twin, keyed by the manifest's ETag."""
+
+    def __init__(self) -> None:
+        self._key: tuple[EntityTag, str] | None = None
+        self._page = encode(b"")
+
+    def for_snapshot(self, snapshot: Snapshot, origin: str) -> Encoded:
+        """``origin``: where the page's example URLs point (one is kept: with PUBLIC_BASE_URL
+        there is only one, and a page renders in a few milliseconds otherwise)."""
+        if (snapshot.etag, origin) != self._key:
+            self._page = encode(render_database_page(snapshot.document, origin))
+            self._key = (snapshot.etag, origin)
+        return self._page
+
+
+DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
+
+
+async def database_page(request: web.Request) -> web.Response:
+    snapshot = request.app[MANIFEST].snapshot
+    page = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
+    varies = vary(request)  # the examples' URLs follow the request's origin
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=60",
+        hdrs.VARY: f"{varies}, Accept-Encoding" if varies else "Accept-Encoding",
+    }
+    return respond_encoded(request, page, content_type=HTML, caching=caching, headers=_SECURITY)
+
+
+@functools.cache
+def _profile_page() -> Encoded:
+    """The profile page and its gzip twin: built from constants, so once per process."""
+    return encode(render_profile_page())
+
+
+async def profile_page(request: web.Request) -> web.Response:
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=3600",
+        hdrs.VARY: "Accept-Encoding",
+    }
+    return respond_encoded(
+        request, _profile_page(), content_type=HTML, caching=caching, headers=_SECURITY
+    )
+
+
+async def to_database_page(request: web.Request) -> web.Response:
+    """``/database`` → ``/database/``, the address the archives' SO property names."""
+    return web.Response(status=301, headers={hdrs.LOCATION: "/database/"})
+
+
+@functools.lru_cache(maxsize=64)
+def error_page(status: int, code: str, message: str) -> bytes:
+    """An error as a small page in the public layout (errors' messages are a small fixed set,
+    so the renderings are kept)."""
+    phrase = HTTPStatus(status).phrase
+    html = render("error.html", status=status, phrase=phrase, code=code, message=message)
+    return html.encode("utf-8")
+
+
+ERROR_PAGE_HEADERS: dict[str, str] = {hdrs.CONTENT_TYPE: HTML, "Content-Security-Policy": CSP}
+
+
+def home_for_browsers() -> web.Response:
+    """``/`` asked for by a browser: the database page. 302, not 301 or 308: the answer depends
+    on ``Accept`` (API clients and curl still get 404), so it must not be cached as permanent."""
+    return web.Response(status=302, headers={hdrs.LOCATION: "/database/", hdrs.VARY: "Accept"})

@@ -1,0 +1,85 @@
+"""The one template engine of every HTML page, public and ``/ops/``: Jinja2 with autoescaping
+on, templates in ``templates/`` beside this module (``ops/`` for the operators' pages,
+``charts.html`` for the SVG chart macros). The filters here turn numbers and times into text;
+markup is written only in templates."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+
+
+def thousands(n: int) -> str:
+    return f"{n:,}"
+
+
+def human_bytes(n: int) -> str:
+    """Binary units, as ``ls -h`` and download managers show them."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def instant(value: datetime | str | None) -> datetime | str | None:
+    """A time as a datetime when it is one or reads as ISO 8601; other text as it is (the
+    ``when`` macro of ``ops/macros.html`` shows it unchanged), None as None."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
+
+
+def utc_text(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
+    "thousands": thousands,
+    "human_bytes": human_bytes,
+    "instant": instant,
+    "utc_text": utc_text,
+    "duration": duration,
+}
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The process's one environment (templates are parsed once and shared by every app)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(__name__.rpartition(".")[0], "templates"),
+        autoescape=jinja2.select_autoescape(
+            ("html", "svg", "xml"), default_for_string=True, default=True
+        ),
+        undefined=jinja2.StrictUndefined,  # a misspelt name fails the render, and the tests
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def render(name: str, /, **context: Any) -> str:
+    """A template rendered outside a request: the cached public pages and the tests."""
+    return environment().get_template(name).render(context)
+
+
+def install(app: web.Application) -> None:
+    """Register the environment where ``aiohttp_jinja2.render_template`` looks for it."""
+    app[aiohttp_jinja2.APP_KEY] = environment()

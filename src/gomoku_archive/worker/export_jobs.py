@@ -1,0 +1,258 @@
+"""The worker's jobs. Thin: parse the arguments, call ``shared``, map errors to arq's outcomes,
+and log one ``export_job`` / ``plan_months_finished`` line per run. The README's "Outcomes,
+retries, timeouts" section says what each outcome means; the export itself records every
+failure of its run on the month, and this module only a forced rebuild that never got the
+month's lock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from arq import Retry
+
+from gomoku_archive.db import archive_store, locks, mirror_store
+from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
+from gomoku_archive.export import month as month_export
+from gomoku_archive.export.helpers import ParallelExport
+from gomoku_archive.jobs.connection import REDIS_ERRORS
+from gomoku_archive.jobs.enqueue import enqueue_export, enqueue_mirrors, job_status
+from gomoku_archive.jobs.ids import export_job_id
+from gomoku_archive.jobs.ops_view import RunningInfo
+from gomoku_archive.jobs.planning import export_refusal, missing_months, plan_action
+from gomoku_archive.jobs.worker_keys import clear_running, mark_running, record_planner_run
+from gomoku_archive.logs import get_logger
+from gomoku_archive.profile.months import Month
+from gomoku_archive.worker.context import (
+    clock_of,
+    mirror_of,
+    pool_of,
+    redis_of,
+    settings_of,
+    utc_now,
+    worker_of,
+)
+from gomoku_archive.worker.retry_policy import classify_failure, may_retry, retry_delay
+from gomoku_archive.worker.timeouts import export_timeout
+
+log = get_logger(__name__)
+
+
+async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Queue ``export:YYYY-MM`` for every closed month from the first export month on that has
+    no published archive, at the worker clock's "now"; record the run for operators."""
+    settings, pool, client = settings_of(ctx), pool_of(ctx), redis_of(ctx)
+    started = time.monotonic()
+    now = clock_of(ctx)()
+    run: dict[str, Any] = {"at": now.isoformat(), "job_id": ctx.get("job_id")}
+    try:
+        async with pool.acquire() as conn:
+            published = await archive_store.published_months(conn)
+            missing = missing_months(settings.export_first_month, now, published)
+            locked = {str(m) for m in missing if await locks.month_lock_held(conn, m)}
+        decided: dict[str, list[str]] = {
+            "enqueued": [],
+            "requeued": [],
+            "alreadyQueued": [],
+            "building": [],
+        }
+        for month in missing:
+            status = await job_status(client, export_job_id(month))
+            action = plan_action(status, lock_held=str(month) in locked)
+            if action in ("enqueue", "requeue"):
+                added = await enqueue_export(client, month, replace_result=action == "requeue")
+                key = "alreadyQueued"
+                if added:
+                    key = "enqueued" if action == "enqueue" else "requeued"
+            else:
+                key = "alreadyQueued" if action == "already_queued" else "building"
+            decided[key].append(str(month))
+        run |= {"missing": [str(m) for m in missing], **decided}
+        run["leftoversRemoved"] = await month_export.sweep_leftovers(pool)
+        run["mirrorsEnqueued"] = await _plan_mirrors(ctx)
+        run["error"] = None
+    except Exception as exc:
+        run |= {"error": f"{type(exc).__name__}: {exc}"}
+        raise
+    finally:
+        run["seconds"] = round(time.monotonic() - started, 3)
+        if run.get("error"):
+            log.error("plan_months_finished", outcome="failed", **run)
+        else:
+            log.info("plan_months_finished", outcome="planned", **run)
+        try:
+            await record_planner_run(client, run)
+        except REDIS_ERRORS as exc:
+            log.warning("planner_run_not_recorded", error=str(exc))
+    return run
+
+
+async def _plan_mirrors(ctx: dict[str, Any]) -> list[int]:
+    """Backfill: queue a mirror job for every served file without a verified copy in the
+    bucket (files published before S3 was configured, or whose mirror job failed)."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return []
+    async with pool_of(ctx).acquire() as conn:
+        pending = await mirror_store.archives_to_mirror(
+            conn, mirror.store.bucket, mirror.store.prefix
+        )
+    return await enqueue_mirrors(redis_of(ctx), pending)
+
+
+async def _queue_mirror(ctx: dict[str, Any], row: archive_store.ArchiveRow | None) -> None:
+    """After a publish: queue the file's mirror job. Best effort: when Redis is away the next
+    planner run queues it."""
+    mirror = mirror_of(ctx)
+    if mirror is None or row is None or row.file_name is None:
+        return
+    if row.mirror.verified_in(mirror.store.bucket, mirror.store.key_for(row.file_name)):
+        return
+    try:
+        await enqueue_mirrors(redis_of(ctx), [row.id])
+    except REDIS_ERRORS as exc:
+        log.warning("mirror_not_enqueued", archive_id=row.id, error=str(exc))
+
+
+class _JobLog:
+    """The ``export_job`` log line of one run; its fields are also the job's arq result."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+        self.started = time.monotonic()
+
+    def finish(self, outcome: str, level: str = "info", **extra: Any) -> dict[str, Any]:
+        duration = round(time.monotonic() - self.started, 3)
+        summary = self.fields | {"outcome": outcome, "duration_s": duration} | extra
+        getattr(log, level)("export_job", **summary)
+        return summary
+
+
+async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> dict[str, Any]:
+    """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
+    from the month's size. Returns the job's summary (kept by arq as its result)."""
+    job_id = str(ctx.get("job_id", ""))
+    attempt = int(ctx.get("job_try", 1))
+    job = _JobLog(job_id=job_id, month=month, force=force, attempt=attempt)
+    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        target = _exportable(ctx, month, job)
+        try:
+            result = await _export_within_limit(ctx, target, force, job)
+        except asyncio.CancelledError:
+            job.finish(
+                "cancelled", "warning", reason="worker shutting down; the job runs again later"
+            )
+            raise
+        except ExportLocked as exc:
+            return await _locked(ctx, target, force, job, exc)
+        except ExportTimeout as exc:
+            # The export recorded it on the month as "ExportTimeout: ..." already.
+            job.finish("failed", "error", error=f"ExportTimeout: {exc}", failure="timeout")
+            raise
+        except Exception as exc:
+            # The export (or the count before it) recorded the failure on the month already.
+            _retry_or_fail(job, exc)
+            raise
+        if result.outcome != "skipped":
+            await _queue_mirror(ctx, result.archive)
+        summary = result.summary()
+        extra: dict[str, Any] = {
+            k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")
+        }
+        if result.outcome == "skipped":
+            extra["reason"] = "already published; a forced rebuild redoes it"
+        return job.finish(result.outcome, **extra)
+
+
+def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
+    """The month, when it may be exported now; otherwise a permanent failure."""
+    try:
+        target = Month.parse(month)
+        first = settings_of(ctx).export_first_month
+        refusal = export_refusal(target, first=first, now=clock_of(ctx)())
+        if refusal is not None:
+            raise InvalidMonth(refusal)
+    except InvalidMonth as exc:
+        job.finish("failed", "error", error=str(exc), failure="permanent")
+        raise
+    return target
+
+
+async def _export_within_limit(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog
+) -> month_export.ExportResult:
+    """Count the month's candidates, set the time limit from them, and run the export while
+    operators can see the job as running."""
+    settings, pool = settings_of(ctx), pool_of(ctx)
+    candidates = await month_export.count_month(pool, table=settings.games_table, month=target)
+    limit = month_export.TimeLimit(export_timeout(candidates), candidates)
+    job.fields |= {"candidates": candidates, "timeout_s": limit.seconds}
+    job_id, attempt = job.fields["job_id"], job.fields["attempt"]
+    await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
+    try:
+        return await month_export.export_month(
+            pool,
+            table=settings.games_table,
+            month=target,
+            force=force,
+            time_limit=limit,
+            parallel=ParallelExport(dsn=settings.database_url, processes=settings.export_processes),
+        )
+    finally:
+        await _clear_running(ctx, job_id)
+
+
+async def _locked(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, exc: ExportLocked
+) -> dict[str, Any]:
+    """Another process holds the month's lock: a normal job leaves the month to it; a forced
+    rebuild must not be dropped, so it waits for the other build to end."""
+    if not force:
+        return job.finish("skipped", reason="another process holds the month's export lock")
+    attempt = job.fields["attempt"]
+    if may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", reason="month locked by another export", retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
+    await month_export.record_month_failure(pool_of(ctx), target, error)
+    job.finish("failed", "error", error=error, failure="permanent")
+    raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+
+
+def _retry_or_fail(job: _JobLog, exc: Exception) -> None:
+    """Raise ``Retry`` for a transient failure with tries left; otherwise log the failure and
+    return, so that the caller re-raises it for arq to keep as the job's result."""
+    error = f"{type(exc).__name__}: {exc}"
+    kind = classify_failure(exc)
+    attempt = job.fields["attempt"]
+    if kind == "transient" and may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    job.finish("failed", "error", error=error, failure=kind)
+
+
+async def _mark_running(
+    ctx: dict[str, Any], job_id: str, attempt: int, candidates: int, limit: float
+) -> None:
+    now = utc_now()
+    info = RunningInfo(
+        job_id=job_id,
+        worker=worker_of(ctx),
+        started_at=now,
+        deadline=now + timedelta(seconds=limit),
+        candidates=candidates,
+        attempt=attempt,
+    )
+    await mark_running(redis_of(ctx), info)
+
+
+async def _clear_running(ctx: dict[str, Any], job_id: str) -> None:
+    try:
+        await clear_running(redis_of(ctx), job_id)
+    except REDIS_ERRORS as exc:  # it expires by itself; never hide the export's own outcome
+        log.warning("running_record_not_cleared", error=str(exc))

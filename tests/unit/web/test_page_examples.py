@@ -1,0 +1,38 @@
+"""The pages' reading examples are the README's, and the page's URLs follow the origin."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from gomoku_archive.catalog.manifest import build_manifest
+from gomoku_archive.web.pages.database import render_database_page
+from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
+from gomoku_archive.web.pages.profile import render_profile_page
+
+
+def test_the_readme_shows_the_same_examples() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("## Reading the files", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"```python\n(.*?)```", section, re.DOTALL) == [
+        STDLIB_EXAMPLE,
+        SGFMILL_EXAMPLE,
+    ]
+
+
+def test_both_pages_show_the_examples() -> None:
+    for page in (render_database_page(build_manifest([])), render_profile_page()):
+        text = html.unescape(page.decode("utf-8"))
+        assert STDLIB_EXAMPLE in text
+        assert SGFMILL_EXAMPLE in text
+        assert "counts rows from the bottom" in re.sub(r"<[^>]+>", "", text).replace("\n", " ")
+
+
+def test_the_database_page_uses_the_origin() -> None:
+    page = render_database_page(build_manifest([]), "http://127.0.0.1:8080").decode()
+    assert "wget -i http://127.0.0.1:8080/api/v1/database/list.txt" in page
+    assert 'href="http://127.0.0.1:8080/api/v1/database/feed.atom"' in page
+    assert "https://gomokuparty.com/api" not in page
+    default = render_database_page(build_manifest([])).decode()
+    assert "wget -i https://gomokuparty.com/api/v1/database/list.txt" in default
