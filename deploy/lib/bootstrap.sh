@@ -7,8 +7,8 @@ PG_SERVER="127.0.0.1"
 
 log() { printf '\033[1m==>\033[0m %s\n' "$*" >&2; }
 
-# A virtualenv with the project installed (editable, with the dev and demo extras: the tests run
-# the demo too) and exact versions from deploy/constraints.txt.
+# A virtualenv with the project installed (editable, with the server, dev and demo extras: the
+# tests run the demo too) and exact versions from deploy/constraints.txt.
 # Re-installs only when pyproject.toml or the constraints change.
 ensure_venv() {
     local stamp="$VENV/.installed" want
@@ -26,7 +26,7 @@ ensure_venv() {
         log "installing Python packages"
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-            -c "$ROOT/deploy/constraints.txt" -e "$ROOT[dev,demo]"
+            -c "$ROOT/deploy/constraints.txt" -e "$ROOT[server,dev,demo]"
         echo "$want" > "$stamp"
     fi
 }

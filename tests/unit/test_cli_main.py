@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 import sys
@@ -116,3 +117,46 @@ def test_every_command_and_option_is_described() -> None:
 
     walk(build_parser(), "gomoku-archive")
     assert missing == []
+
+
+def _without(missing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Command modules load as if the ``missing`` distribution were not installed."""
+    real = importlib.import_module
+
+    def fake(name: str, package: str | None = None) -> object:
+        if name in ("gomoku_archive.cli.serve_cmd", "gomoku_archive.cli.db_cmds"):
+            raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+
+
+def test_a_server_command_on_the_light_install_names_its_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _without("aiohttp", monkeypatch)
+    assert main(["serve", "--port", "8080"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "gomoku-archive: error: serve needs the server extra, which is not installed: "
+        "pip install 'gomoku-party-archive[server]'"
+    ]
+
+
+def test_the_help_of_a_light_install_lists_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _without("asyncpg.pool", monkeypatch)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert re.search(
+        r"serve\s+\(not installed: pip install 'gomoku-party-archive\[server\]'\)", help_text
+    )
+    assert re.search(r"verify\s+\w", help_text)
+
+
+def test_a_missing_module_of_our_own_is_no_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without("gomoku_archive.nosuch", monkeypatch)
+    with pytest.raises(ModuleNotFoundError):
+        main(["serve"])

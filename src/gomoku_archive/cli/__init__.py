@@ -1,2 +1,2 @@
-"""The ``gomoku-archive`` command line: the one composition root that wires settings, the
-services and the workers together. Each subcommand lives in its own module."""
+"""The ``gomoku-archive`` command line: every command, each in its own module, found through the
+``gomoku_archive.commands`` entry points (``main.command_modules``)."""

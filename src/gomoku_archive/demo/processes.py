@@ -34,7 +34,7 @@ class ServiceProcess:
 
 def command(*args: str) -> list[str]:
     """``gomoku-archive ARGS`` with the interpreter that runs the demo, whatever PATH says."""
-    return [sys.executable, "-m", "gomoku_archive.cli.main", *args]
+    return [sys.executable, "-m", __name__.partition(".")[0], *args]
 
 
 def start_service(
