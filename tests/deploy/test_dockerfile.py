@@ -62,7 +62,7 @@ def test_two_stages_and_the_runtime_copies_only_the_virtualenv() -> None:
 def test_dependencies_come_from_the_pinned_constraints() -> None:
     runs = [args for keyword, args in instructions() if keyword == "RUN" and "pip install" in args]
     assert len(runs) == 1
-    assert "-c deploy/constraints.txt ." in runs[0]
+    assert '-c deploy/constraints.txt ".[server]"' in runs[0], "the service's dependencies"
     assert "--only-binary=:all:" in runs[0], "no compiler needed, none used"
     assert runs[0].endswith("pip uninstall --yes --quiet pip setuptools"), (
         "no installer at run time"
