@@ -167,7 +167,7 @@ def _race(dsn: str, workdir: Path, rounds: int) -> tuple[float, float, dict[str,
 def _floor(dsn: str) -> float:
     """``psql \\copy`` of the export's own query, through ``gzip -6``, to /dev/null."""
     start, end = (f"'{t.replace(tzinfo=None)}'" for t in (MONTH.start, MONTH.end))
-    query = source._candidates_query("games").replace("$1", start).replace("$2", end)
+    query = source.candidates_query("games").replace("$1", start).replace("$2", end)
     started = time.monotonic()
     subprocess.run(
         f'psql -q -X "{dsn}" -c "\\copy ({query}) TO STDOUT" | gzip -6 > /dev/null',
@@ -225,7 +225,7 @@ async def _reference_sha256(dsn: str) -> str:
     try:
         async with conn.transaction(isolation="repeatable_read", readonly=True):
             rows = await conn.fetch(
-                source._candidates_query("games"),
+                source.candidates_query("games"),
                 MONTH.start.replace(tzinfo=None),
                 MONTH.end.replace(tzinfo=None),
             )
@@ -304,7 +304,7 @@ def _in_process_export(dsn: str, *, bar: bool) -> float:
         "import asyncio, io, sys, time\n"
         "from rich.console import Console\n"
         "from gomoku_archive.cli.db_cmds import _Bar\n"
-        "from gomoku_archive.db.pool import pool_from\n"
+        "from tests.support import pool_from\n"
         "from gomoku_archive.export.month import export_month\n"
         "from gomoku_archive.export.helpers import ParallelExport\n"
         "from gomoku_archive.profile.months import Month\n"

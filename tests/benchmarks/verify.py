@@ -18,10 +18,10 @@ from pathlib import Path
 
 from sgfmill import sgf_grammar
 
-from gomoku_archive.db.pool import pool_from
 from gomoku_archive.profile.months import Month
 from gomoku_archive.sgf import parse
 from gomoku_archive.storage.chunks import iter_archive
+from tests.support import pool_from
 
 from .data import seed_month
 from .figures import Figure, Size

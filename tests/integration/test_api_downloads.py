@@ -31,6 +31,7 @@ from tests.integration.api_support import (
     random_bytes,
     serving,
 )
+from tests.support import wait_filled
 
 FILES = "/api/v1/database/files/"
 BIG = 3 * CHUNK_SIZE + 12_345  # four chunks, the last one short
@@ -68,7 +69,7 @@ async def api(
             async with client.get(url_of(row)) as response:
                 await response.read()
         cache = app_of(client)[DOWNLOAD_CACHE]
-        await cache.wait_filled()
+        await wait_filled(cache)
         assert cache.total == published.demo.bytes + published.blob.bytes
         yield client
 

@@ -32,7 +32,6 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from gomoku_archive.db.migrate import migrate
-from gomoku_archive.db.pool import pool_from
 from gomoku_archive.db.source import create_reference_table
 from gomoku_archive.profile.months import Month
 from tests.integration.api_support import (
@@ -42,6 +41,7 @@ from tests.integration.api_support import (
     publish_demo_month,
     random_bytes,
 )
+from tests.support import pool_from
 
 EXAMPLES = 40
 """Per operation: 15 operations x 40 cases keeps the module well under a minute."""

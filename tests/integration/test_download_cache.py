@@ -17,6 +17,7 @@ from gomoku_archive.storage.chunks import CHUNK_SIZE
 from gomoku_archive.storage.file_cache import FileCache
 from gomoku_archive.web.keys import DOWNLOAD_CACHE
 from tests.integration.api_support import Client, app_of, publish_bytes, random_bytes, serving
+from tests.support import wait_filled
 
 FILES = "/api/v1/database/files/"
 SIZE = 2 * CHUNK_SIZE + 1000
@@ -70,7 +71,7 @@ async def test_once_filled_the_file_is_served_from_disk(api: Client, pool: Pool)
     data = random_bytes(SIZE, seed=1)
     row = await publish_bytes(pool, "2026-08", data)
     assert await download(api, row) == data  # from the chunks, filling the cache
-    await cache_of(api).wait_filled()
+    await wait_filled(cache_of(api))
     assert row.sha256 is not None
     assert (cache_of(api).directory / row.sha256).read_bytes() == data
     async with pool.acquire() as conn:  # the chunks are gone: only the cache can answer now
@@ -90,7 +91,7 @@ async def test_bytes_that_do_not_hash_to_the_row_are_never_cached(api: Client, p
             random_bytes(CHUNK_SIZE, seed=3),
         )
     await download(api, row)
-    await cache_of(api).wait_filled()
+    await wait_filled(cache_of(api))
     assert cache_of(api).total == 0
     assert os.listdir(cache_of(api).directory) == []
 
@@ -103,10 +104,10 @@ async def test_the_least_recently_served_file_goes_first(small_api: Client, pool
     cache = cache_of(small_api)
     for row in rows[:2]:
         await download(small_api, row)
-        await cache.wait_filled()
+        await wait_filled(cache)
     await download(small_api, rows[0])  # served from the cache: now the most recent
     await download(small_api, rows[2])
-    await cache.wait_filled()
+    await wait_filled(cache)
     assert sorted(os.listdir(cache.directory)) == sorted([rows[0].sha256, rows[2].sha256])
     assert cache.total == 2 * SIZE
 
@@ -114,7 +115,7 @@ async def test_the_least_recently_served_file_goes_first(small_api: Client, pool
 async def test_a_file_larger_than_the_cache_is_never_copied(small_api: Client, pool: Pool) -> None:
     row = await publish_bytes(pool, "2026-08", random_bytes(3 * SIZE, seed=5))
     await download(small_api, row)
-    await cache_of(small_api).wait_filled()
+    await wait_filled(cache_of(small_api))
     assert os.listdir(cache_of(small_api).directory) == []
 
 

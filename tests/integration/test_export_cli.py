@@ -16,8 +16,8 @@ import asyncpg
 import pytest
 
 from gomoku_archive.db import archive_store
-from gomoku_archive.db.pool import pool_from
 from gomoku_archive.storage.chunks import iter_archive
+from tests.support import pool_from
 
 CLI = [sys.executable, "-m", "gomoku_archive.cli.main"]
 

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gomoku_archive.demo.examples import bundled_archive_path
 from gomoku_archive.profile.stream import ArchiveStream
 from gomoku_archive.sgf import SgfParseError, check_sgf, parse
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.report import VerifyReport
 from tests.reliability.hostile_support import run_cli
+from tests.support import bundled_archive_path
 
 ARCHIVE = bundled_archive_path().read_bytes()
 TEXT = gzip.decompress(ARCHIVE)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gomoku_archive.demo.examples import bundled_archive_path
 from tests.reliability.hostile_support import MIB, run_cli, write_gzip_bomb
+from tests.support import bundled_archive_path
 
 GIB = 1024 * MIB
 BOMB_SECONDS = 60

@@ -10,7 +10,6 @@ from gomoku_archive.demo.examples import (
     EXAMPLE_GAMES,
     EXAMPLE_MONTH,
     EXAMPLES_DIR,
-    bundled_archive_path,
     example_archive,
     example_records,
 )
@@ -18,6 +17,7 @@ from gomoku_archive.gomoku.game import Termination
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import order_key
 from gomoku_archive.verify.archive import ArchiveVerifier
+from tests.support import bundled_archive_path
 
 
 def test_the_committed_archive_is_byte_identical_to_a_rebuild() -> None:

@@ -28,6 +28,7 @@ from gomoku_archive.profile.stats import (
 )
 from gomoku_archive.profile.writer import GameRecord, game_line, game_parts, move_node
 from tests.stats_recount import recount
+from tests.support import add_record
 
 B, W = Color.BLACK, Color.WHITE
 
@@ -57,7 +58,7 @@ def game(
 def counted(*games: GameRecord) -> MonthStats:
     counter = StatsCounter()
     for g in games:
-        counter.add_record(g)
+        add_record(counter, g)
     return counter.result()
 
 
@@ -181,7 +182,7 @@ def test_counts_scale_with_repeats_and_hold_nothing_per_game() -> None:
     counter = StatsCounter()
     for _ in range(5):
         for record in records:
-            counter.add_record(record)
+            add_record(counter, record)
     five = counter.result()
     assert five.winners == {k: 5 * v for k, v in once.winners.items()}
     assert five.lengths == {k: 5 * v for k, v in once.lengths.items()}
@@ -242,6 +243,6 @@ def test_merged_parts_count_as_the_whole(records: list[GameRecord], cuts: list[i
     for lo, hi in pairwise(edges):
         part = StatsCounter()
         for record in records[lo:hi]:
-            part.add_record(record)
+            add_record(part, record)
         total.merge(pickle.loads(pickle.dumps(part)))
     assert total.result() == counted(*records)

@@ -120,12 +120,3 @@ async def connect(dsn: str) -> Connection:
         raise _unavailable(dsn, exc) from exc
     await _init_connection(conn)
     return conn
-
-
-@asynccontextmanager
-async def pool_from(dsn: str, **kwargs: Any) -> AsyncIterator[Pool]:
-    pool = await create_pool(dsn, **kwargs)
-    try:
-        yield pool
-    finally:
-        await pool.close()

@@ -45,13 +45,15 @@ _CANDIDATE_COLUMNS = ", ".join(
 )
 
 
-def _bounds(month: Month) -> tuple[datetime, datetime]:
+def month_bounds(month: Month) -> tuple[datetime, datetime]:
     # Naive UTC, to compare with the `AT TIME ZONE 'UTC'` expression.
     return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
 
 
 async def count_candidates(conn: Connection, table: str, month: Month) -> int:
-    count: int = await conn.fetchval(f"SELECT count(*) {_candidates_where(table)}", *_bounds(month))
+    count: int = await conn.fetchval(
+        f"SELECT count(*) {_candidates_where(table)}", *month_bounds(month)
+    )
     return count
 
 
@@ -60,12 +62,13 @@ async def stream_candidates(
 ) -> AsyncIterator[Candidate]:
     """Every candidate of ``month`` in archive order (finish second, then id), through a
     server-side cursor. The caller must hold a transaction on ``conn`` (one snapshot)."""
-    query = _candidates_query(table)
-    async for record in conn.cursor(query, *_bounds(month), prefetch=prefetch):
+    query = candidates_query(table)
+    async for record in conn.cursor(query, *month_bounds(month), prefetch=prefetch):
         yield Candidate(*record)
 
 
-def _candidates_query(table: str) -> str:
+def candidates_query(table: str) -> str:
+    """The export's query of a month's candidates ($1, $2: the month's naive UTC bounds)."""
     return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
 
 
@@ -95,7 +98,7 @@ async def count_candidates_by_hour(
     rows = await conn.fetch(
         f"SELECT date_trunc('hour', {FINISH_SECOND}) AS hour, count(*) AS n "
         f"{_candidates_where(table)} GROUP BY 1",
-        *_bounds(month),
+        *month_bounds(month),
     )
     return {row["hour"]: row["n"] for row in rows}
 
@@ -105,7 +108,7 @@ async def stream_candidates_between(
 ) -> AsyncIterator[Candidate]:
     """``stream_candidates`` for the finish seconds in ``[start, end)`` (naive UTC) instead of
     a whole month: one slice of a month, same query, same order."""
-    query = _candidates_query(table)
+    query = candidates_query(table)
     async for record in conn.cursor(query, start, end, prefetch=prefetch):
         yield Candidate(*record)
 
@@ -131,12 +134,6 @@ async def joined_snapshot(conn: Connection, snapshot_id: str) -> AsyncIterator[N
         await conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")
         await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
         yield
-
-
-async def explain_candidates(conn: Connection, table: str, month: Month) -> str:
-    """The plan of the export's query, as run inside ``snapshot`` (for tests and operators)."""
-    rows = await conn.fetch(f"EXPLAIN {_candidates_query(table)}", *_bounds(month))
-    return "\n".join(r[0] for r in rows)
 
 
 def reference_schema(table: str) -> str:

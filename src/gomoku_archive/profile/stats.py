@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Result
-from gomoku_archive.profile.writer import GameRecord, game_parts, move_node
+from gomoku_archive.profile.writer import GameRecord, move_node
 
 STATS_VERSION = 1
 """The stored form's version (``MonthStats.to_json``)."""
@@ -70,10 +70,6 @@ class StatsCounter:
             self._ratings[black] += 1
         if white is not None:
             self._ratings[white] += 1
-
-    def add_record(self, record: GameRecord) -> None:
-        """``add`` for a caller that has not formatted the game's line."""
-        self.add(record, game_parts(record))
 
     def merge(self, other: StatsCounter) -> None:
         """Add ``other``'s counts to these: the counts of both sets of games (a two-process

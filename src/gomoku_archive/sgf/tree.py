@@ -148,10 +148,3 @@ class GameTree:
             tree = pending.pop()
             yield tree
             pending.extend(reversed(tree.variations))
-
-    def main_line(self) -> Iterator[Node]:
-        """The nodes of the main line: this sequence, then the first variation's, and so on."""
-        tree: GameTree | None = self
-        while tree is not None:
-            yield from tree.nodes
-            tree = tree.variations[0] if tree.variations else None

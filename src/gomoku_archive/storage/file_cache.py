@@ -94,11 +94,6 @@ class FileCache:
         self._filling[sha256] = task
         task.add_done_callback(lambda _: self._filling.pop(sha256, None))
 
-    async def wait_filled(self) -> None:
-        """Until no fill is in progress (tests, benchmarks)."""
-        while self._filling:
-            await asyncio.gather(*self._filling.values(), return_exceptions=True)
-
     async def _fill(self, pool: Pool, archive_id: int, sha256: str, size: int) -> None:
         async with self._fill_slots:
             await self._copy(pool, archive_id, sha256, size)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.sgf import GameTree, Node, Property, SgfParseError, iter_game_trees, parse
 from gomoku_archive.sgf.parser import parse_with_charsets
+from tests.support import main_line
 
 SGF_ALPHABET = "();[]\\ABWab\n :"
 
@@ -321,7 +322,7 @@ def test_100000_nested_variations_parse_without_recursion() -> None:
     levels = list(tree.walk())
     assert len(levels) == depth
     assert levels[-1].nodes == (Node((one("B", "aa"),)),)
-    assert len(list(tree.main_line())) == depth
+    assert len(list(main_line(tree))) == depth
 
 
 def _best_time(data: str) -> float:

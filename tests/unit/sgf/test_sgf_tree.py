@@ -7,6 +7,7 @@ import sys
 
 from gomoku_archive.sgf import GameTree, Node, Property
 from gomoku_archive.sgf.tree import new_node, new_property
+from tests.support import main_line
 
 
 def chain(depth: int, value: str = "aa") -> GameTree:
@@ -69,7 +70,7 @@ def test_main_line_follows_the_first_variation() -> None:
         (Node((Property("GM", ("4",)),)),),
         (chain(2, "cc"), chain(1, "zz")),
     )
-    assert [node.properties[0].values[0] for node in tree.main_line()] == ["4", "aa", "cc"]
+    assert [node.properties[0].values[0] for node in main_line(tree)] == ["4", "aa", "cc"]
 
 
 def test_the_parsers_fast_constructors_set_every_field() -> None:

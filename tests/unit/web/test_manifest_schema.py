@@ -16,6 +16,7 @@ from gomoku_archive.catalog.manifest import MonthSummary, build_manifest
 from gomoku_archive.demo.examples import example_records
 from gomoku_archive.profile.stats import EMPTY, StatsCounter
 from gomoku_archive.web.api.openapi import build_document
+from tests.support import add_record
 
 SUMMARY = MonthSummary(
     month="2026-08",
@@ -41,7 +42,7 @@ def validator() -> jsonschema.Draft202012Validator:
 def manifest() -> dict[str, Any]:
     counter = StatsCounter()
     for record in example_records():
-        counter.add_record(record)
+        add_record(counter, record)
     zero = replace(SUMMARY, month="2026-09", games=0, file_name=None, sha256=None, stats=EMPTY)
     old = replace(SUMMARY, month="2026-07", stats=None)
     return build_manifest([replace(SUMMARY, stats=counter.result()), zero, old])

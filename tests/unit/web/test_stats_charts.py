@@ -22,6 +22,7 @@ from gomoku_archive.web.pages.charts import (
 )
 from gomoku_archive.web.pages.database import render_database_page
 from gomoku_archive.web.pages.templating import environment
+from tests.support import add_record
 
 
 def draw(macro: str, figure: object, id: str = "c") -> str:
@@ -34,7 +35,7 @@ def draw(macro: str, figure: object, id: str = "c") -> str:
 def example_stats() -> dict[str, Any]:
     counter = StatsCounter()
     for record in example_records():
-        counter.add_record(record)
+        add_record(counter, record)
     return stats_entry(counter.result())
 
 
@@ -136,7 +137,7 @@ def summary(month: str, **changes: Any) -> MonthSummary:
 def test_month_figures_need_stats_and_games() -> None:
     counter = StatsCounter()
     for record in example_records():
-        counter.add_record(record)
+        add_record(counter, record)
     document = build_manifest(
         [
             summary("2026-10", stats=counter.result()),
@@ -154,7 +155,7 @@ def test_month_figures_need_stats_and_games() -> None:
 def test_the_database_page_draws_every_month_with_stats_and_the_newest_in_view() -> None:
     counter = StatsCounter()
     for record in example_records():
-        counter.add_record(record)
+        add_record(counter, record)
     document = build_manifest(
         [
             summary("2026-10", games=0, file_name=None, sha256=None, stats=EMPTY),

@@ -76,11 +76,6 @@ def example_archive() -> BuiltArchive:
     return build_archive(example_records(), EXAMPLE_MONTH)
 
 
-def bundled_archive_path() -> Path:
-    """Where the committed example archive lives (its name carries its hash prefix)."""
-    return EXAMPLES_DIR / archive_file_name(EXAMPLE_MONTH, example_archive().sha256)
-
-
 def example_records() -> list[GameRecord]:
     """``EXAMPLE_GAMES`` valid games, the same on every run, in generation (not archive) order.
 
