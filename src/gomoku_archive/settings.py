@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal
@@ -106,74 +106,92 @@ class Settings:
     log_level: str = "INFO"
 
     def __post_init__(self) -> None:
-        if not _IDENTIFIER.fullmatch(self.games_table):
-            raise ConfigError(
-                "GAMES_TABLE must be a table name like games or src.games, "
-                f"got {self.games_table!r}"
-            )
-        if urlsplit(self.database_url).scheme not in ("postgres", "postgresql"):
-            raise ConfigError("DATABASE_URL must be a postgresql:// URL")
-        if urlsplit(self.redis_url).scheme not in ("redis", "rediss", "unix"):
-            raise ConfigError("REDIS_URL must be a redis:// URL")
-        if self.log_format not in ("json", "console"):
-            raise ConfigError(f"LOG_FORMAT must be json or console, got {self.log_format!r}")
-        if self.ops_token is not None and len(self.ops_token) < MIN_OPS_TOKEN_LENGTH:
-            raise ConfigError(
-                f"OPS_TOKEN must be at least {MIN_OPS_TOKEN_LENGTH} characters (it guards "
-                "forced rebuilds); generate one with: python3 -c 'import secrets; "
-                "print(secrets.token_urlsafe(32))'"
-            )
-        if self.log_level not in LOG_LEVELS:
-            raise ConfigError(
-                f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}"
-            )
-        if self.export_first_month < FIRST_PUBLISHED_MONTH:
-            raise ConfigError(
-                f"EXPORT_FIRST_MONTH must be {FIRST_PUBLISHED_MONTH} or later (the profile "
-                f"publishes no earlier month), got {self.export_first_month}"
-            )
-        if not 1 <= self.export_processes <= MAX_EXPORT_PROCESSES:
-            raise ConfigError(
-                f"EXPORT_PROCESSES must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, "
-                f"got {self.export_processes!r}"
-            )
-        if self.s3_bucket is not None and not _BUCKET.fullmatch(self.s3_bucket):
-            raise ConfigError(f"S3_BUCKET must be a bucket name, got {self.s3_bucket!r}")
-        if self.s3_prefix and (self.s3_prefix.startswith("/") or not self.s3_prefix.endswith("/")):
-            raise ConfigError("S3_PREFIX must not start with / and must end with /")
-        if not S3_MIN_PART_SIZE <= self.s3_part_size <= S3_MAX_PART_SIZE:
-            raise ConfigError(
-                f"S3_PART_SIZE must be between 5 MiB and 5 GiB (S3's limits), "
-                f"got {self.s3_part_size} bytes"
-            )
-        if self.download_cache_bytes < 1:
-            raise ConfigError("DOWNLOAD_CACHE_BYTES must be a positive size like 4GiB")
-        if self.download_cache_dir is not None and not self.download_cache_dir.is_absolute():
-            raise ConfigError(
-                f"DOWNLOAD_CACHE_DIR must be an absolute path, got {str(self.download_cache_dir)!r}"
-            )
+        problems = self.problems()
+        if problems:
+            raise InvalidSettings(problems)
+
+    def problems(self) -> list[str]:
+        """What is wrong with these values, one sentence each naming the variable; each value
+        is checked here and only here (``from_env`` only turns text into values)."""
+        found: list[str] = []
+
+        def check(ok: bool, message: str) -> None:
+            if not ok:
+                found.append(message)
+
+        check(
+            _IDENTIFIER.fullmatch(self.games_table) is not None,
+            f"GAMES_TABLE must be a table name like games or src.games, got {self.games_table!r}",
+        )
+        check(
+            urlsplit(self.database_url).scheme in ("postgres", "postgresql"),
+            "DATABASE_URL must be a postgresql:// URL",
+        )
+        check(
+            urlsplit(self.redis_url).scheme in ("redis", "rediss", "unix"),
+            "REDIS_URL must be a redis:// URL",
+        )
+        check(
+            self.log_format in ("json", "console"),
+            f"LOG_FORMAT must be json or console, got {self.log_format!r}",
+        )
+        check(
+            self.ops_token is None or len(self.ops_token) >= MIN_OPS_TOKEN_LENGTH,
+            f"OPS_TOKEN must be at least {MIN_OPS_TOKEN_LENGTH} characters (it guards forced "
+            "rebuilds); generate one with: python3 -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))'",
+        )
+        check(
+            self.log_level in LOG_LEVELS,
+            f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}",
+        )
+        check(
+            self.export_first_month >= FIRST_PUBLISHED_MONTH,
+            f"EXPORT_FIRST_MONTH must be {FIRST_PUBLISHED_MONTH} or later (the profile publishes "
+            f"no earlier month), got {self.export_first_month}",
+        )
+        check(
+            1 <= self.export_processes <= MAX_EXPORT_PROCESSES,
+            f"EXPORT_PROCESSES must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, "
+            f"got {self.export_processes!r}",
+        )
+        check(
+            self.s3_bucket is None or _BUCKET.fullmatch(self.s3_bucket) is not None,
+            f"S3_BUCKET must be a bucket name, got {self.s3_bucket!r}",
+        )
+        check(
+            not self.s3_prefix
+            or (not self.s3_prefix.startswith("/") and self.s3_prefix.endswith("/")),
+            "S3_PREFIX must not start with / and must end with /",
+        )
+        check(
+            S3_MIN_PART_SIZE <= self.s3_part_size <= S3_MAX_PART_SIZE,
+            "S3_PART_SIZE must be between 5 MiB and 5 GiB (S3's limits), "
+            f"got {self.s3_part_size} bytes",
+        )
+        check(
+            self.download_cache_bytes >= 1,
+            "DOWNLOAD_CACHE_BYTES must be a positive size like 4GiB",
+        )
+        check(
+            self.download_cache_dir is None or self.download_cache_dir.is_absolute(),
+            f"DOWNLOAD_CACHE_DIR must be an absolute path, got {str(self.download_cache_dir)!r}",
+        )
         for name, url in (
             ("S3_ENDPOINT_URL", self.s3_endpoint_url),
             ("CDN_BASE_URL", self.cdn_base_url),
         ):
-            if url is not None and (
-                urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc
-            ):
-                raise ConfigError(f"{name} must be an http:// or https:// URL, got {url!r}")
-        if self.public_base_url is not None:
-            parts = urlsplit(self.public_base_url)
-            if (
-                parts.scheme not in ("http", "https")
-                or not parts.netloc
-                or parts.path not in ("", "/")
-                or parts.query
-                or parts.fragment
-                or "@" in parts.netloc
-            ):
-                raise ConfigError(
-                    "PUBLIC_BASE_URL must be an origin like https://gomokuparty.com (no path), "
-                    f"got {self.public_base_url!r}"
-                )
+            check(
+                url is None
+                or (urlsplit(url).scheme in ("http", "https") and bool(urlsplit(url).netloc)),
+                f"{name} must be an http:// or https:// URL, got {url!r}",
+            )
+        check(
+            self.public_base_url is None or _is_origin(self.public_base_url),
+            "PUBLIC_BASE_URL must be an origin like https://gomokuparty.com (no path), "
+            f"got {self.public_base_url!r}",
+        )
+        return found
 
     @property
     def mirror_enabled(self) -> bool:
@@ -198,65 +216,92 @@ class Settings:
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, isatty: bool | None = None
     ) -> Settings:
-        """Build settings from environment variables (``os.environ`` by default)."""
+        """Build settings from environment variables (``os.environ`` by default). Every
+        invalid variable is named in the one ``ConfigError`` raised."""
         env = os.environ if environ is None else environ
         tty = sys.stdout.isatty() if isatty is None else isatty
+        problems: list[str] = []
+        values: dict[str, object] = {}
 
         def get(name: str) -> str | None:
             value = env.get(name, "").strip()
             return value or None
 
+        def parse(name: str, attribute: str, parser: Callable[[str], object]) -> None:
+            text = get(name)
+            if text is None:
+                return  # the field's default
+            try:
+                values[attribute] = parser(text)
+            except (ValueError, InvalidMonth) as exc:
+                problems.append(f"{name}: {exc}" if not str(exc).startswith(name) else str(exc))
+
+        for name, attribute in (
+            ("DATABASE_URL", "database_url"),
+            ("REDIS_URL", "redis_url"),
+            ("GAMES_TABLE", "games_table"),
+            ("OPS_TOKEN", "ops_token"),
+            ("S3_BUCKET", "s3_bucket"),
+            ("S3_ENDPOINT_URL", "s3_endpoint_url"),
+            ("CDN_BASE_URL", "cdn_base_url"),
+        ):
+            parse(name, attribute, str)
+        parse("EXPORT_FIRST_MONTH", "export_first_month", Month.parse)
+        parse("EXPORT_PROCESSES", "export_processes", _whole_number("EXPORT_PROCESSES"))
+        parse("S3_PREFIX", "s3_prefix", _prefix)
+        parse("S3_REDIRECT", "s3_redirect", parse_bool)
+        parse("S3_PART_SIZE", "s3_part_size", parse_size)
+        parse("DOWNLOAD_CACHE_DIR", "download_cache_dir", Path)
+        parse("DOWNLOAD_CACHE_BYTES", "download_cache_bytes", parse_size)
+        parse("PUBLIC_BASE_URL", "public_base_url", lambda text: text.rstrip("/"))
+        parse("TRUSTED_PROXIES", "trusted_proxies", parse_networks)
+        parse("LOG_LEVEL", "log_level", str.upper)
+        values["log_format"] = get("LOG_FORMAT") or ("console" if tty else "json")
         try:
-            first = Month.parse(get("EXPORT_FIRST_MONTH") or str(FIRST_PUBLISHED_MONTH))
-        except InvalidMonth as exc:
-            raise ConfigError(f"EXPORT_FIRST_MONTH: {exc}") from None
-        log_level = (get("LOG_LEVEL") or "INFO").upper()
-        processes_text = get("EXPORT_PROCESSES") or "2"
-        if not processes_text.isdigit() or not processes_text.isascii():
-            raise ConfigError(
-                f"EXPORT_PROCESSES must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, "
-                f"got {processes_text!r}"
+            settings = cls(**values)  # type: ignore[arg-type]  # each parser gives its field's type
+        except InvalidSettings as exc:
+            problems.extend(exc.problems)
+        else:
+            if not problems:
+                return settings
+        raise InvalidSettings(problems)
+
+
+class InvalidSettings(ConfigError):
+    """One or more settings are invalid: all of them named in one line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        if len(problems) == 1:
+            super().__init__(problems[0])
+        else:
+            super().__init__(f"{len(problems)} settings are invalid: " + "; ".join(problems))
+
+
+def _whole_number(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()):
+            raise ValueError(
+                f"{name} must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, got {text!r}"
             )
-        try:
-            part_size = parse_size(get("S3_PART_SIZE") or str(DEFAULT_S3_PART_SIZE))
-        except ValueError as exc:
-            raise ConfigError(f"S3_PART_SIZE: {exc}") from None
-        try:
-            redirect = parse_bool(get("S3_REDIRECT") or "on")
-        except ValueError as exc:
-            raise ConfigError(f"S3_REDIRECT: {exc}") from None
-        try:
-            cache_size = get("DOWNLOAD_CACHE_BYTES") or str(DEFAULT_DOWNLOAD_CACHE_BYTES)
-            cache_bytes = parse_size(cache_size)
-        except ValueError as exc:
-            raise ConfigError(f"DOWNLOAD_CACHE_BYTES: {exc}") from None
-        cache_dir = get("DOWNLOAD_CACHE_DIR")
-        try:
-            proxies = parse_networks(get("TRUSTED_PROXIES") or "")
-        except ValueError as exc:
-            raise ConfigError(f"TRUSTED_PROXIES: {exc}") from None
-        base_url = get("PUBLIC_BASE_URL")
-        prefix = (get("S3_PREFIX") or "").strip("/")
-        log_format = get("LOG_FORMAT") or ("console" if tty else "json")
-        if log_format not in ("json", "console"):
-            raise ConfigError(f"LOG_FORMAT must be json or console, got {log_format!r}")
-        return cls(
-            database_url=get("DATABASE_URL") or DEFAULT_DATABASE_URL,
-            redis_url=get("REDIS_URL") or DEFAULT_REDIS_URL,
-            games_table=get("GAMES_TABLE") or "games",
-            export_first_month=first,
-            export_processes=int(processes_text),
-            ops_token=get("OPS_TOKEN"),
-            s3_bucket=get("S3_BUCKET"),
-            s3_prefix=prefix + "/" if prefix else "",
-            s3_endpoint_url=get("S3_ENDPOINT_URL"),
-            s3_redirect=redirect,
-            s3_part_size=part_size,
-            cdn_base_url=get("CDN_BASE_URL"),
-            download_cache_dir=Path(cache_dir) if cache_dir else None,
-            download_cache_bytes=cache_bytes,
-            public_base_url=base_url.rstrip("/") if base_url else None,
-            trusted_proxies=proxies,
-            log_format=log_format,  # type: ignore[arg-type]  # checked just above
-            log_level=log_level,
-        )
+        return int(text)
+
+    return parse
+
+
+def _prefix(text: str) -> str:
+    """``/db/v1`` → ``db/v1/``: the key prefix with one trailing slash, none leading."""
+    stripped = text.strip("/")
+    return stripped + "/" if stripped else ""
+
+
+def _is_origin(url: str) -> bool:
+    parts = urlsplit(url)
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.netloc)
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+        and "@" not in parts.netloc
+    )

@@ -218,3 +218,26 @@ def test_urls_are_masked_for_messages() -> None:
 
     assert mask_url("postgresql://u:secret@db:5432/x") == "postgresql://u:***@db:5432/x"
     assert mask_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+def test_every_invalid_setting_is_named_in_one_message() -> None:
+    env = {
+        "LOG_LEVEL": "LOUD",
+        "LOG_FORMAT": "xml",
+        "EXPORT_PROCESSES": "many",
+        "S3_PART_SIZE": "1MiB",
+        "TRUSTED_PROXIES": "proxy.local",
+    }
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env(env, isatty=False)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("5 settings are invalid: ")
+    for name in env:
+        assert message.count(name) == 1, (name, message)
+
+
+def test_one_invalid_setting_is_its_own_sentence() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env({"LOG_FORMAT": "xml"}, isatty=False)
+    assert str(caught.value) == "LOG_FORMAT must be json or console, got 'xml'"
