@@ -51,3 +51,23 @@ async def wait_filled(cache: FileCache) -> None:
     filling = cache._filling
     while filling:
         await asyncio.gather(*filling.values(), return_exceptions=True)
+
+
+class _Recording(dict[str, str]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+
+def settings_read() -> frozenset[str]:
+    """Every environment variable ``Settings.from_env`` reads (asked of the mapping it is given,
+    not parsed out of its source)."""
+    from gomoku_archive.settings import Settings
+
+    environ = _Recording()
+    Settings.from_env(environ, isatty=False)
+    return frozenset(environ.asked)

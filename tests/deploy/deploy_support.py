@@ -4,7 +4,6 @@ extra, and the names the real program accepts (its commands, its settings)."""
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gomoku_archive.cli.main import build_parser
+from tests.support import settings_read
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -41,12 +41,8 @@ def run_tool(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
 
 
 def setting_names() -> frozenset[str]:
-    """Every environment variable the program reads: ``Settings.from_env`` reads each one as
-    ``get("NAME")``; boto3 reads the AWS ones."""
-    source = (ROOT / "src" / "gomoku_archive" / "settings.py").read_text(encoding="utf-8")
-    read = set(re.findall(r'\bget\("([A-Z][A-Z0-9_]*)"\)', source))
-    assert {"DATABASE_URL", "REDIS_URL", "OPS_TOKEN"} <= read, "settings.py changed its shape"
-    return frozenset(read) | S3_VARIABLES | AWS_VARIABLES
+    """Every environment variable the program reads: ``Settings.from_env``'s, and boto3's."""
+    return settings_read() | S3_VARIABLES | AWS_VARIABLES
 
 
 def parse_command(argv: Sequence[str]) -> argparse.Namespace:
