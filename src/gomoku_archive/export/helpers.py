@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,10 +31,8 @@ from gomoku_archive.db import source
 from gomoku_archive.db.pool import Connection, connect
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.export.slices import Slice
-from gomoku_archive.gomoku.game import Reason
-from gomoku_archive.profile.classify import Candidate, classify
-from gomoku_archive.profile.stats import StatsCounter
-from gomoku_archive.profile.writer import game_parts, order_key
+from gomoku_archive.export.tally import Tally
+from gomoku_archive.profile.classify import Candidate
 
 MIN_CANDIDATES = 20_000
 """Below this many candidates a month is exported in one process: spawning a helper (about half
@@ -45,9 +43,6 @@ _AHEAD_PER_HELPER = 2
 """Slices queued per helper: one running, one waiting, so it never idles between two."""
 _PARENT_POLL_SECONDS = 1.0
 _JOIN_SECONDS = 5.0
-OUT_OF_ORDER = "the source returned games out of archive order"
-
-OrderKey = tuple[datetime, str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,47 +67,20 @@ class ParallelExport:
 
 @dataclass(slots=True)
 class SliceResult:
-    """One slice, classified and formatted: its archive text and its counts."""
+    """One slice, classified and formatted: its archive text and its tally."""
 
     data: bytes
     """The slice's lines, UTF-8, in archive order."""
-    candidates: int
-    exclusions: Counter[str]
-    results: Counter[str]
-    stats: StatsCounter
-    first_key: OrderKey | None
-    last_key: OrderKey | None
+    tally: Tally
 
 
 async def format_slice(rows: AsyncIterator[Candidate], *, label: str) -> SliceResult:
-    """Classify and format ``rows`` as the one-process export's loop does (the same checks,
-    counts and lines); ``label`` (the month) starts the error of rows out of order."""
-    exclusions: Counter[str] = Counter()
-    results: Counter[str] = Counter()
-    stats = StatsCounter()
-    lines: list[str] = []
-    first: OrderKey | None = None
-    previous: OrderKey | None = None
-    done = 0
-    async for row in rows:
-        done += 1
-        verdict = classify(row)
-        if isinstance(verdict, Reason):
-            exclusions[verdict.value] += 1
-            continue
-        key = order_key(verdict)
-        if previous is not None and key <= previous:
-            raise ExportFailed(f"{label}: {OUT_OF_ORDER}")
-        if first is None:
-            first = key
-        previous = key
-        results[verdict.termination.value] += 1
-        parts = game_parts(verdict)
-        stats.add(verdict, parts)
-        lines.append("".join(parts))
-    return SliceResult(
-        "".join(lines).encode("utf-8"), done, exclusions, results, stats, first, previous
-    )
+    """Classify and format ``rows`` with the one-process export's step (``Tally.take``);
+    ``label`` (the month) starts the error of rows out of order."""
+    tally = Tally(label)
+    take = tally.take
+    lines = [line async for row in rows if (line := take(row)) is not None]
+    return SliceResult("".join(lines).encode("utf-8"), tally)
 
 
 @dataclass(frozen=True, slots=True)

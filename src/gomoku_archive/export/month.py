@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -20,17 +19,15 @@ import asyncpg
 from gomoku_archive.db import archive_store, locks, source
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
 from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
-from gomoku_archive.errors import DatabaseConnectionLost, ExportFailed, ExportLocked, ExportTimeout
-from gomoku_archive.export.helpers import OUT_OF_ORDER, ParallelExport, SliceHelpers
+from gomoku_archive.errors import DatabaseConnectionLost, ExportLocked, ExportTimeout
+from gomoku_archive.export.helpers import ParallelExport, SliceHelpers
 from gomoku_archive.export.slices import Slice, plan_slices
-from gomoku_archive.gomoku.game import Reason
+from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
-from gomoku_archive.profile.classify import classify
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
-from gomoku_archive.profile.stats import StatsCounter
 from gomoku_archive.profile.stream import ArchiveStream
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS, game_parts, order_key
+from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
 from gomoku_archive.storage.chunks import ChunkWriter, check_stored_bytes
 
 log = get_logger(__name__)
@@ -245,15 +242,11 @@ async def _build(
     progress: Progress | None,
     parallel: ParallelExport | None,
 ) -> tuple[Counts, BuiltFile | None]:
-    exclusions: Counter[str] = Counter()
-    results: Counter[str] = Counter()
-    stats = StatsCounter()
+    tally = Tally(str(month))
     chunks = ChunkWriter(write_conn, archive_id)
     stream: _BackgroundStream | None = None
     lines: list[str] = []
     held = 0
-    done = 0
-    previous_key: tuple[object, str] | None = None
 
     async with pool.acquire() as read_conn, _reading(read_conn, month), source.snapshot(read_conn):
         plan, counted = await _slice_plan(read_conn, table, month, parallel)
@@ -263,38 +256,21 @@ async def _build(
             progress.start(month, counted)
         if plan:
             assert parallel is not None
-            # The same checks, counts and bytes as the loop below, slice by slice in order.
+            # The same step (Tally.take) as the loop below, slice by slice in order.
             helpers = SliceHelpers(read_conn, parallel, table=table, label=str(month))
             async with helpers, contextlib.aclosing(helpers.in_order(plan)) as done_slices:
                 async for part in done_slices:
-                    if part.first_key is not None:
-                        if previous_key is not None and part.first_key <= previous_key:
-                            raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
-                        previous_key = part.last_key
-                    done += part.candidates
-                    exclusions.update(part.exclusions)
-                    results.update(part.results)
-                    stats.merge(part.stats)
+                    tally.extend(part.tally)
                     if part.data:
                         stream = stream or _BackgroundStream()
                         await chunks.add(await stream.write(part.data))
                     if progress is not None:
-                        progress.advance(done, done - sum(exclusions.values()))
+                        progress.advance(tally.candidates, tally.games)
         else:
+            take = tally.take
             async for row in source.stream_candidates(read_conn, table, month):
-                done += 1
-                verdict = classify(row)
-                if isinstance(verdict, Reason):
-                    exclusions[verdict.value] += 1
-                else:
-                    key = order_key(verdict)
-                    if previous_key is not None and key <= previous_key:
-                        raise ExportFailed(f"{month}: {OUT_OF_ORDER}")
-                    previous_key = key
-                    results[verdict.termination.value] += 1
-                    parts = game_parts(verdict)
-                    stats.add(verdict, parts)
-                    line = "".join(parts)
+                line = take(row)
+                if line is not None:
                     lines.append(line)
                     held += len(line)
                     if held >= _BLOCK_CHARS:
@@ -302,19 +278,18 @@ async def _build(
                         await chunks.add(await stream.write("".join(lines).encode("utf-8")))
                         lines.clear()
                         held = 0
-                if progress is not None and done % _PROGRESS_EVERY == 0:
-                    progress.advance(done, done - sum(exclusions.values()))
+                if progress is not None and tally.candidates % _PROGRESS_EVERY == 0:
+                    progress.advance(tally.candidates, tally.games)
     if progress is not None:
-        progress.advance(done, done - sum(exclusions.values()))
+        progress.advance(tally.candidates, tally.games)
 
-    excluded = sum(exclusions.values())
     counts = Counts(
-        games=done - excluded,
-        candidate_games=done,
-        excluded_games=excluded,
-        exclusions={r: exclusions[r] for r in ALL_REASONS},
-        results={t: results[t] for t in ALL_TERMINATIONS},
-        stats=stats.result(),
+        games=tally.games,
+        candidate_games=tally.candidates,
+        excluded_games=tally.excluded,
+        exclusions={r: tally.exclusions[r] for r in ALL_REASONS},
+        results={t: tally.results[t] for t in ALL_TERMINATIONS},
+        stats=tally.stats.result(),
     )
     if counts.games == 0:
         return counts, None

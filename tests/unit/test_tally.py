@@ -1,0 +1,88 @@
+"""The export's per-row step: what a row adds, the order check, and slices that add up to the
+whole month."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gomoku_archive.errors import ExportFailed
+from gomoku_archive.export.tally import OUT_OF_ORDER, Tally
+from gomoku_archive.profile.classify import Candidate
+from gomoku_archive.profile.writer import game_line
+from tests.unit.test_classify import T0, candidate
+
+
+def game(n: int, **overrides: object) -> Candidate:
+    return candidate(
+        id=uuid.UUID(int=n), finished_at=T0 + timedelta(minutes=2, seconds=n), **overrides
+    )
+
+
+ROWS = [game(1), game(2, status="ABORTED"), game(3), game(4, moves=[]), game(5)]
+
+
+def test_a_row_gives_its_line_or_is_counted_out() -> None:
+    tally = Tally("2026-08")
+    lines = [tally.take(row) for row in ROWS]
+    assert [line is not None for line in lines] == [True, False, True, False, True]
+    assert lines[0] is not None and lines[0].startswith("(;FF[4]GM[4]")
+    assert (tally.candidates, tally.games, tally.excluded) == (5, 3, 2)
+    assert tally.exclusions == {"aborted": 1, "empty": 1}
+    assert tally.results == {"FIVE": 3}
+    assert tally.first_key is not None and tally.last_key is not None
+    assert tally.first_key < tally.last_key
+
+
+def test_the_line_is_the_profile_writer_s() -> None:
+    from gomoku_archive.profile.classify import classify
+    from gomoku_archive.profile.writer import GameRecord
+
+    record = classify(game(1))
+    assert isinstance(record, GameRecord)
+    assert Tally("2026-08").take(game(1)) == game_line(record)
+
+
+def test_a_game_that_does_not_come_later_stops_the_export() -> None:
+    tally = Tally("2026-08")
+    tally.take(game(2))
+    with pytest.raises(ExportFailed, match=f"^2026-08: {OUT_OF_ORDER}$"):
+        tally.take(game(1))
+    same = Tally("2026-08")
+    same.take(game(2))
+    with pytest.raises(ExportFailed):
+        same.take(game(2))
+
+
+@given(st.lists(st.integers(0, len(ROWS)), max_size=4))
+def test_slices_extended_in_order_equal_one_pass(cuts: list[int]) -> None:
+    whole = Tally("2026-08")
+    for row in ROWS:
+        whole.take(row)
+    edges = [0, *sorted(cuts), len(ROWS)]
+    joined = Tally("2026-08")
+    for start, end in itertools.pairwise(edges):
+        part = Tally("2026-08")
+        for row in ROWS[start:end]:
+            part.take(row)
+        joined.extend(part)
+    assert (joined.candidates, joined.exclusions, joined.results) == (
+        whole.candidates,
+        whole.exclusions,
+        whole.results,
+    )
+    assert (joined.first_key, joined.last_key) == (whole.first_key, whole.last_key)
+    assert joined.stats.result() == whole.stats.result()
+
+
+def test_a_slice_that_overlaps_the_previous_one_stops_the_export() -> None:
+    first, second = Tally("2026-08"), Tally("2026-08")
+    first.take(game(3))
+    second.take(game(2))
+    with pytest.raises(ExportFailed, match=OUT_OF_ORDER):
+        first.extend(second)
