@@ -28,14 +28,14 @@ first malformed, turn-order and out-of-bounds plies, and stones are placed only 
 because after 225 legal in-bounds moves the board is full, so move 226 is necessarily
 ``occupied`` (a 1,000,000-item list is decided in about 0.2 s, the time of the scan).
 
-Speed (every game of a month goes through here): the position is one ``bytearray`` holding each
-of the board's 72 lines (rows, columns, both diagonal directions) end to end with a separator
-cell after each, and a move writes its four cells, found in a table built at import; nothing
-is allocated per move. Stones are never removed, so a five made at any ply is still there at the
-end: one C-level ``bytes in bytearray`` search on the final position (and one with the last
-stone lifted) settles ``moves_after_five`` and the ending. Only a game with an early five is
-replayed again, searching after each move, to find the ply. This measured about 2.5 times
-faster than checking the four lines through each placed stone in Python.
+Speed (every game of a month goes through here): the position is ``gomoku.lines``' buffer of the
+board's 72 lines (rows, columns, both diagonal directions), and a move writes its four cells,
+found in a table built at import; nothing is allocated per move. Stones are never removed, so a
+five made at any ply is still there at the end: one C-level ``bytes in bytearray`` search on the
+final position (and one with the last stone lifted) settles ``moves_after_five`` and the ending.
+Only a game with an early five is replayed again, searching after each move, to find the ply.
+This measured about 2.5 times faster than checking the four lines through each placed stone in
+Python.
 """
 
 from __future__ import annotations
@@ -55,40 +55,16 @@ from gomoku_archive.gomoku.game import (
     Result,
     Termination,
 )
+from gomoku_archive.gomoku.lines import BLACK, BLACK_FIVE, WHITE, WHITE_FIVE, line_layout
 
 _COLOUR_CODES = ("B", "W")
 _REPLAY_LIMIT = POINTS + 1
 """No legal game places more stones than the board has points, so ply 226 is always occupied."""
-_STONES = (1, 2)
+_STONES = (BLACK, WHITE)
 """Cell values of a black and a white stone (0 is empty); ply k places _STONES[(k - 1) % 2]."""
-_BLACK_FIVE = bytes([_STONES[0]]) * 5
-_WHITE_FIVE = bytes([_STONES[1]]) * 5
-
-
-def _build_lines() -> tuple[tuple[tuple[int, int, int, int], ...], int]:
-    """Lay out all 72 lines of the board (15 rows, 15 columns, 29 + 29 diagonals) end to end in
-    one buffer, each followed by an empty separator cell, and give for every point the four
-    cells that stand for it. A five anywhere on the board is then ``_BLACK_FIVE in buffer`` (or
-    white), a single C-level search; separators stop runs from wrapping between lines.
-    """
-    cells: list[list[int]] = [[] for _ in range(POINTS)]
-    size = BOARD_SIZE
-    lines = (
-        [[(x, y) for x in range(size)] for y in range(size)]
-        + [[(x, y) for y in range(size)] for x in range(size)]
-        + [[(y + d, y) for y in range(size) if 0 <= y + d < size] for d in range(1 - size, size)]
-        + [[(s - y, y) for y in range(size) if 0 <= s - y < size] for s in range(2 * size - 1)]
-    )
-    position = 0
-    for line in lines:
-        for x, y in line:
-            cells[y * size + x].append(position)
-            position += 1
-        position += 1  # the separator
-    return tuple((c[0], c[1], c[2], c[3]) for c in cells), position
-
-
-_CELLS, _LINES_LENGTH = _build_lines()
+_BLACK_FIVE, _WHITE_FIVE = BLACK_FIVE, WHITE_FIVE
+_LAYOUT = line_layout(BOARD_SIZE, BOARD_SIZE)
+_CELLS, _LINES_LENGTH = _LAYOUT.cells, _LAYOUT.length
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gomoku_archive.gomoku.lines import BLACK, WHITE, has_five, line_layout, makes_five
 from gomoku_archive.sgf.findings import shown
 from gomoku_archive.sgf.points import (
     BoardSize,
@@ -34,19 +35,13 @@ Report = Callable[[str, Property, int, str], None]
 
 _COLOUR_NAMES = {"B": "Black", "W": "White"}
 _OTHER = {"B": "W", "W": "B"}
-_STONES = {"B": 1, "W": 2}
-_FIVES = {1: b"\x01" * 5, 2: b"\x02" * 5}
+_STONES = {"B": BLACK, "W": WHITE}
 _REASONS = {"resign": "resignation", "time": "time", "forfeit": "forfeit"}
 
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """Every line of the board (rows, columns and both diagonal directions) laid end to end in
-    one buffer, each followed by an empty separator cell, with four empty cells at both ends.
-    A point has one cell in each of its four lines and a move writes all four; a five anywhere
-    is then one C-level search of the whole buffer, and a five through a point one search of
-    the nine cells around each of its cells, with no bounds checked in Python: separators stop
-    a run from crossing into the next line."""
+    """``gomoku.lines``' buffer for one board size, its cells looked up by point name."""
 
     size: int
     cells: dict[str, tuple[int, int, int, int]]
@@ -55,34 +50,15 @@ class _Layout:
 
 @lru_cache(maxsize=16)
 def _layout(columns: int, rows: int) -> _Layout:
-    lines: list[list[tuple[int, int]]] = [
-        *([(column, row) for column in range(columns)] for row in range(rows)),
-        *([(column, row) for row in range(rows)] for column in range(columns)),
-        # Down-right diagonals start on the top row or the left column, down-left ones on the
-        # top row or the right column.
-        *(_diagonal(start, 0, 1, columns, rows) for start in range(columns)),
-        *(_diagonal(0, start, 1, columns, rows) for start in range(1, rows)),
-        *(_diagonal(start, 0, -1, columns, rows) for start in range(columns)),
-        *(_diagonal(columns - 1, start, -1, columns, rows) for start in range(1, rows)),
-    ]
-    found: dict[tuple[int, int], list[int]] = {}
-    offset = 4
-    for line in lines:
-        for point in line:
-            found.setdefault(point, []).append(offset)
-            offset += 1
-        offset += 1  # the separator
-    cells = {point_name(point): (c[0], c[1], c[2], c[3]) for point, c in found.items()}
-    return _Layout(offset + 4, cells)
-
-
-def _diagonal(column: int, row: int, step: int, columns: int, rows: int) -> list[tuple[int, int]]:
-    points: list[tuple[int, int]] = []
-    while 0 <= column < columns and 0 <= row < rows:
-        points.append((column, row))
-        column += step
-        row += 1
-    return points
+    lines = line_layout(columns, rows)
+    return _Layout(
+        lines.length,
+        {
+            point_name((x, y)): lines.cells[y * columns + x]
+            for y in range(rows)
+            for x in range(columns)
+        },
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +66,6 @@ class _Five:
     colour: str
     point: str
     node: int
-
-
-def _makes_five(board: bytearray, cells: tuple[int, ...], stone: int) -> bool:
-    five = _FIVES[stone]
-    return any(five in board[cell - 4 : cell + 5] for cell in cells)
 
 
 def _colour(move: Property) -> str:
@@ -170,7 +141,7 @@ class MainLineReplay:
             return  # a pass, not a point, off the board (the node checks say so), or occupied
         stone = _STONES[colour]
         board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
-        if _makes_five(board, cells, stone):
+        if makes_five(board, cells, stone):
             self._five = _Five(colour, value, node_number)
 
     def moves(self, colours: str, values: list[str], node_number: int) -> bool:
@@ -199,10 +170,10 @@ class MainLineReplay:
         if placed < len(cells):
             _lift(board, cells[:placed])
             return False  # an occupied point: GK002
-        if _FIVES[1] in board or _FIVES[2] in board:
+        if has_five(board):
             last = cells[-1]
             _lift(board, [last])
-            five_before = _FIVES[1] in board or _FIVES[2] in board
+            five_before = has_five(board)
             board[last[0]] = board[last[1]] = board[last[2]] = board[last[3]] = _STONES[colours[-1]]
             if five_before:
                 _lift(board, cells)
