@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what it needs, starts PostgreSQL and
 # Redis if they are down, fetches helm for the chart tests, then runs ruff, mypy (strict),
-# lint-imports and pytest. Extra arguments go to pytest.
+# lint-imports, a strict build of the docs (a broken link fails) and pytest. Extra arguments go
+# to pytest.
 set -euo pipefail
 source "$(dirname "$0")/lib/bootstrap.sh"
 cd "$ROOT"
@@ -17,5 +18,9 @@ log "mypy --strict"
 "$VENV/bin/mypy"
 log "lint-imports (the layers: pyproject.toml [tool.importlinter])"
 "$VENV/bin/lint-imports"
+log "mkdocs build --strict (docs/ as mkdocs.yml lays it out; into a temporary directory)"
+site="$(mktemp -d)"
+"$VENV/bin/mkdocs" build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 log "pytest"
 "$VENV/bin/pytest" "$@"

@@ -1,6 +1,6 @@
 """deploy/Dockerfile: hadolint finds nothing (any ignore says why), and the image is built the
-way the README says: two stages, pinned dependencies, a non-root user, one image whose command
-picks the process."""
+way docs/operators/deployment.md says: two stages, pinned dependencies, a non-root user, one
+image whose command picks the process."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import re
 
 from tests.deploy.deploy_support import DEPLOY, ROOT, parse_command, run_tool, tool
+from tests.docs_pages import DOCS, page
 
 DOCKERFILE = DEPLOY / "Dockerfile"
 
@@ -97,6 +98,27 @@ def test_oci_labels() -> None:
     labels = " ".join(args for keyword, args in final_stage() if keyword == "LABEL")
     for key in ("title", "description", "version", "revision", "created", "licenses"):
         assert f"org.opencontainers.image.{key}=" in labels
+
+
+def test_the_deployment_page_describes_this_image() -> None:
+    text = " ".join(page("operators/deployment.md").split())
+    base = re.search(r"ARG PYTHON_IMAGE=(\S+)", DOCKERFILE.read_text(encoding="utf-8"))
+    assert base and f"Two stages on `{base[1]}`" in text
+    install = next(args for keyword, args in instructions() if "pip install" in args)
+    pip = re.search(r"pip install --no-cache-dir (--only-binary=:all: -c \S+ \S+)", install)
+    assert pip and f"`pip install {pip[1]}`" in text
+    uid = dict(final_stage())["USER"].partition(":")[0]
+    assert f"runs as uid/gid {uid}" in text
+    default = " ".join(json.loads(dict(final_stage())["CMD"]))
+    assert f"# {default}" in text
+    assert "docker build -f deploy/Dockerfile" in text
+
+
+def test_the_documentation_label_names_the_deployment_page() -> None:
+    labels = " ".join(args for keyword, args in final_stage() if keyword == "LABEL")
+    found = re.search(r'org\.opencontainers\.image\.documentation="([^"]+)"', labels)
+    assert found and found[1] == "docs/operators/deployment.md"
+    assert (DOCS / "operators" / "deployment.md").is_file()
 
 
 def test_dockerignore_keeps_the_build_context_to_the_sources() -> None:

@@ -17,6 +17,7 @@ from gomoku_archive.gomoku.game import Termination
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import order_key
 from gomoku_archive.verify.archive import ArchiveVerifier
+from tests.docs_pages import ROOT, page
 from tests.support import bundled_archive_path
 
 
@@ -26,11 +27,17 @@ def test_the_committed_archive_is_byte_identical_to_a_rebuild() -> None:
     assert path.name == built.name
     assert path.read_bytes() == built.data
     assert (EXAMPLES_DIR / f"{built.name}.sha256").read_text() == built.checksum_text
-    # Exactly one archive and its checksum: a stale one would confuse the README's command.
+    # Exactly one archive and its checksum: a stale one would confuse the docs' command.
     assert sorted(p.name for p in EXAMPLES_DIR.glob("gomoku-party-*")) == [
         built.name,
         f"{built.name}.sha256",
     ]
+
+
+def test_the_docs_name_the_bundled_archive() -> None:
+    """docs/downloaders.md tells a downloader to try `verify` on this file, by its path."""
+    path = bundled_archive_path().relative_to(ROOT).as_posix()
+    assert f"gomoku-archive verify {path}\n" in page("downloaders.md")
 
 
 def test_the_committed_archive_verifies() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ import pytest
 from gomoku_archive.cli.games_cmd import write_games
 from gomoku_archive.cli.main import main
 from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
+from tests.docs_pages import code_blocks, section
 from tests.unit.test_verify import GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()
@@ -161,20 +161,19 @@ def test_sgf_check_reads_gzip(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert out.count("parse ok: 3 games") == 2
 
 
-def readme_examples() -> list[str]:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Reading the files", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+def documented_examples() -> list[str]:
+    """The reading examples of docs/downloaders.md, in order."""
+    return code_blocks(section("downloaders.md", "Reading the files"), "python")
 
 
 @pytest.mark.parametrize("index", [0, 1], ids=["standard-library", "sgfmill"])
-def test_the_readme_examples_read_an_archive(index: int, tmp_path: Path) -> None:
-    """The README's reading examples run as printed and agree with `games` (sgfmill's rows
+def test_the_documented_examples_read_an_archive(index: int, tmp_path: Path) -> None:
+    """The docs' reading examples run as printed and agree with `games` (sgfmill's rows
     turned around)."""
     path = tmp_path / "a.sgf.gz"
     path.write_bytes(GOOD)
     script = tmp_path / "example.py"
-    script.write_text(readme_examples()[index])
+    script.write_text(documented_examples()[index])
     printed = subprocess.run(
         [sys.executable, str(script), str(path)], capture_output=True, text=True, check=True
     ).stdout.splitlines()

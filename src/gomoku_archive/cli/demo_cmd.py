@@ -1,6 +1,6 @@
 """``gomoku-archive demo``: the whole service on this machine, from nothing to a published
 archive in a browser. It sits above the API and the worker and starts them as processes (it
-imports neither); see the README's demo section for what it does and why."""
+imports neither); docs/demo.md says what it does and why."""
 
 from __future__ import annotations
 

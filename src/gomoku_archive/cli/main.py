@@ -72,7 +72,7 @@ class Command(Protocol):
 
 
 ENVIRONMENT_HELP = """\
-environment (the README's Configuration section has the details):
+environment (docs/operators/configuration.md has the details):
   DATABASE_URL        the service's PostgreSQL (postgresql://...)
   REDIS_URL           the job queue's Redis (redis://... or unix://...)
   GAMES_TABLE         the game server's table, optionally schema.table (default games)

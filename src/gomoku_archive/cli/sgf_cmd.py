@@ -27,7 +27,7 @@ _CHUNK_SIZE = 1 << 20
 _EPILOG = """\
 exit status: 0 nothing found, 1 warnings only, 2 errors (a parse error counts as one),
 3 a file could not be read; with several files, the highest.
-Finding codes are listed in README.md ("sgf check findings")."""
+Finding codes are listed in docs/downloaders.md ("sgf check findings")."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

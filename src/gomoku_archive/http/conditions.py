@@ -1,8 +1,8 @@
 """Conditional and range requests decided without I/O (RFC 9110 §8.8, §13, §14): the HTTP layer
 hands over the request's header strings and the representation's facts, and ``evaluate``
-answers with a ``Decision`` (200, 206, 304, 412 or 416 and the byte span to send). The README
-("Conditional requests and ranges", in the HTTP API section) lists the choices where the RFC
-leaves room; each is kept in one place below."""
+answers with a ``Decision`` (200, 206, 304, 412 or 416 and the byte span to send).
+docs/http-api.md ("Conditional requests and ranges") lists the choices where the RFC leaves
+room; each is kept in one place below."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Job names and ids of the archive worker, shared by everything that enqueues or inspects jobs
 (the worker, ``/ops/``, the CLI), so none of them imports another. The ids make enqueueing
-idempotent; the README's "Job ids" section lists them. Pure."""
+idempotent; docs/operators/running.md ("Job ids") lists them. Pure."""
 
 from __future__ import annotations
 

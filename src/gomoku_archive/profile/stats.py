@@ -1,6 +1,6 @@
 """A month's statistics, counted while the export writes its games: who won, how long games
 last, where stones are played, the players' ratings and the time controls. The manifest's
-``stats`` object is derived from these counts (see the README's "Statistics" for the fields).
+``stats`` object is derived from these counts (docs/http-api.md, "Statistics", has the fields).
 
 Every figure is a count, so memory stays flat in the size of the month: at most one counter
 per board point and colour, per game length (1 to 225), per rating value and per time control.

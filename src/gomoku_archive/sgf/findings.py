@@ -2,8 +2,8 @@
 and three digits. A code never changes meaning once released; new checks get new numbers.
 
 Families: SZ board size, PT points, ND node structure, VL property values, ID identifiers,
-CA charsets, GK Gomoku (GM[4]) main-line replay. README.md lists the same table (a unit test
-keeps the two in step).
+CA charsets, GK Gomoku (GM[4]) main-line replay. docs/downloaders.md lists the same table (a
+unit test keeps the two in step).
 """
 
 from __future__ import annotations

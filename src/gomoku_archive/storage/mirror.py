@@ -3,7 +3,7 @@ bucket, trusts the copy only after reading it back, and re-checks copies later (
 
 PostgreSQL stays the source of truth: nothing here can change what is published, and a failure
 only leaves the archive without a verified copy (downloads are then served from PostgreSQL).
-The README's "S3 mirror" section is the operator's view of the same."""
+docs/operators/running.md ("S3 mirror") is the operator's view of the same."""
 
 from __future__ import annotations
 

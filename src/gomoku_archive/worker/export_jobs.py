@@ -1,8 +1,8 @@
-"""The worker's jobs. Thin: parse the arguments, call ``shared``, map errors to arq's outcomes,
-and log one ``export_job`` / ``plan_months_finished`` line per run. The README's "Outcomes,
-retries, timeouts" section says what each outcome means; the export itself records every
-failure of its run on the month, and this module only a forced rebuild that never got the
-month's lock."""
+"""The worker's jobs. Thin: parse the arguments, call the export (``gomoku_archive.export``),
+map errors to arq's outcomes, and log one ``export_job`` / ``plan_months_finished`` line per
+run. docs/operators/running.md ("Outcomes, retries, timeouts") says what each outcome means;
+the export itself records every failure of its run on the month, and this module only a forced
+rebuild that never got the month's lock."""
 
 from __future__ import annotations
 

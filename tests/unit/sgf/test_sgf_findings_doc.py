@@ -1,34 +1,29 @@
-"""README's `sgf check` table lists every finding code with its severity: docs cannot drift."""
+"""The `sgf check` findings table of docs/downloaders.md lists every finding code with its
+severity, and the page documents the exit codes: docs cannot drift."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from gomoku_archive.sgf import FINDING_CODES
+from tests.docs_pages import between_markers
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = "downloaders.md"
 ROW = re.compile(r"^\| `(?P<code>[A-Z]{2}[0-9]{3})` \| (?P<severity>error|warning) \| .+ \|$")
 
 
-def readme_rows() -> dict[str, str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("<!-- sgf-findings:start -->")
-    end = text.index("<!-- sgf-findings:end -->")
-    section = text[start:end].splitlines()
+def documented_rows() -> dict[str, str]:
+    section = between_markers(PAGE, "sgf-findings").splitlines()
     return {m["code"]: m["severity"] for line in section if (m := ROW.match(line))}
 
 
-def test_every_code_is_in_the_readme_table_with_its_severity() -> None:
-    rows = readme_rows()
+def test_every_code_is_in_the_docs_table_with_its_severity() -> None:
+    rows = documented_rows()
     assert {code: entry.severity for code, entry in FINDING_CODES.items()} == rows
 
 
-def test_the_readme_documents_the_exit_codes() -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text[
-        text.index("<!-- sgf-findings:start -->") : text.index("<!-- sgf-findings:end -->")
-    ]
+def test_the_docs_document_the_exit_codes() -> None:
+    section = between_markers(PAGE, "sgf-findings")
     for status in (
         "`0` nothing found",
         "`1` warnings only",

@@ -1,24 +1,21 @@
-"""The pages' reading examples are the README's, and the page's URLs follow the origin."""
+"""The pages' reading examples are the docs' (docs/downloaders.md), and the page's URLs follow the
+origin."""
 
 from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.web.pages.database import render_database_page
 from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from gomoku_archive.web.pages.profile import render_profile_page
+from tests.docs_pages import code_blocks, section
 
 
-def test_the_readme_shows_the_same_examples() -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    section = readme.split("## Reading the files", 1)[1].split("\n## ", 1)[0]
-    assert re.findall(r"```python\n(.*?)```", section, re.DOTALL) == [
-        STDLIB_EXAMPLE,
-        SGFMILL_EXAMPLE,
-    ]
+def test_the_docs_show_the_same_examples() -> None:
+    reading = section("downloaders.md", "Reading the files")
+    assert code_blocks(reading, "python") == [STDLIB_EXAMPLE, SGFMILL_EXAMPLE]
 
 
 def test_both_pages_show_the_examples() -> None:

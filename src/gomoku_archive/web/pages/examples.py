@@ -1,6 +1,6 @@
-"""The examples of reading an archive shown on the pages (and, word for word, in the README:
-a test holds them equal and runs them): standard-library Python on the profile's fixed line
-shape, and sgfmill, whose rows count from the bottom."""
+"""The examples of reading an archive shown on the pages (and, word for word, in
+docs/downloaders.md: a test holds them equal and runs them): standard-library Python on the
+profile's fixed line shape, and sgfmill, whose rows count from the bottom."""
 
 from __future__ import annotations
 

@@ -1,0 +1,96 @@
+"""The README stays a front door and the manual stays whole: a short README that shows exactly
+the two set-up commands and whose links resolve, every page of docs/ in mkdocs.yml's nav (a page
+outside it is built but unreachable), and every setting documented where operators look."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from tests.docs_pages import DOCS, MKDOCS_YML, README, ROOT, code_blocks, section
+from tests.support import settings_read
+
+SET_UP_COMMANDS = ["bash deploy/demo.sh", "bash deploy/test.sh"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def nav_pages(entries: object) -> list[str]:
+    """The page paths of an mkdocs nav: a list of pages, {title: page} or {title: [sub-nav]}."""
+    if isinstance(entries, str):
+        return [entries]
+    if isinstance(entries, list):
+        return [path for entry in entries for path in nav_pages(entry)]
+    if isinstance(entries, dict):
+        return [path for value in entries.values() for path in nav_pages(value)]
+    raise AssertionError(f"unexpected nav entry {entries!r}")
+
+
+def test_the_readme_is_short() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 160, f"README.md has {len(lines)} lines: move the detail into docs/"
+
+
+def test_the_readme_shows_exactly_the_two_set_up_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert sorted(set(re.findall(r"bash deploy/\S+\.sh", text))) == SET_UP_COMMANDS
+    shown = [
+        line.split("#")[0].strip()
+        for block in code_blocks(text, "sh")
+        for line in block.splitlines()
+        if line.startswith("bash ")
+    ]
+    assert shown == SET_UP_COMMANDS
+
+
+def test_the_readme_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    local = [link for link in LINK.findall(text) if "://" not in link]
+    assert any(link.startswith("docs/") for link in local)
+    for link in local:
+        assert (ROOT / link.split("#")[0]).is_file(), f"README.md links to missing {link}"
+
+
+def test_the_readme_links_every_page() -> None:
+    linked = {link.split("#")[0] for link in LINK.findall(README.read_text(encoding="utf-8"))}
+    pages = {f"docs/{p.relative_to(DOCS).as_posix()}" for p in DOCS.rglob("*.md")}
+    assert sorted(pages - linked) == []
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
+    config = yaml.safe_load(MKDOCS_YML.read_text(encoding="utf-8"))
+    assert config["docs_dir"] == "docs"
+    assert config["strict"] is True
+    listed = nav_pages(config["nav"])
+    assert len(listed) == len(set(listed)), "a page listed twice"
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    assert sorted(listed) == pages
+
+
+def test_the_configuration_page_documents_every_setting() -> None:
+    read = settings_read()
+    assert {"DATABASE_URL", "REDIS_URL", "OPS_TOKEN"} <= read
+    table = section("operators/configuration.md", "Settings")
+    documented = {
+        name
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])
+    }
+    boto3_reads = {name for name in documented if name.startswith("AWS_")}
+    assert sorted(read ^ (documented - boto3_reads)) == []
+
+
+def test_pages_link_each_other_relatively() -> None:
+    """Absolute links to the site would break on a code host and in `mkdocs serve`."""
+    for path in DOCS.rglob("*.md"):
+        for link in LINK.findall(path.read_text(encoding="utf-8")):
+            assert not link.startswith("/"), f"{path.relative_to(ROOT)}: {link}"
+            assert not re.match(r"(\.\./)*README\.md", link), "the manual stands on its own"
+
+
+def test_the_two_commands_are_the_same_on_the_home_page() -> None:
+    home = code_blocks(section("index.md", "Two commands"), "sh")
+    assert len(home) == 1
+    commands = [line.split("#")[0].strip() for line in home[0].splitlines()]
+    assert [command for command in commands if command] == SET_UP_COMMANDS
