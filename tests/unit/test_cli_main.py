@@ -16,6 +16,7 @@ from gomoku_archive.cli.runtime import missing_table_advice
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
 
+@pytest.mark.slow  # a fresh interpreter per command
 @pytest.mark.parametrize(
     "argv", [["verify", "--help"], ["sgf", "check", "--help"], ["games", "--help"]]
 )

@@ -167,6 +167,7 @@ def readme_examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
 
 
+@pytest.mark.slow  # runs each example as a script
 @pytest.mark.parametrize("index", [0, 1], ids=["standard-library", "sgfmill"])
 def test_the_readme_examples_read_an_archive(index: int, tmp_path: Path) -> None:
     """The README's reading examples run as printed and agree with `games` (sgfmill's rows

@@ -362,6 +362,7 @@ def long_list(n: int) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow  # a million moves per case: over a second each
 @pytest.mark.parametrize(
     ("tweak", "reason", "ply"),
     [

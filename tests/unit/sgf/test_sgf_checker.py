@@ -267,6 +267,7 @@ def test_the_record_is_not_modified() -> None:
     assert data == b"(;SZ[9:9];B[zz])"
 
 
+@pytest.mark.slow  # a 100,000-move game: seconds
 def test_a_100000_move_main_line_is_checked_without_recursion() -> None:
     depth = 100_000
     nested = b"(;B[aa]" * depth + b")" * (depth + 1)

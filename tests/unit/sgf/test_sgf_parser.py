@@ -315,6 +315,7 @@ def test_any_split_into_chunks_gives_the_same_result(data: bytes, sizes: list[in
         assert streamed == (layout(whole), None)
 
 
+@pytest.mark.slow  # 100,000 variations: seconds
 def test_100000_nested_variations_parse_without_recursion() -> None:
     depth = 100_000
     [tree] = parse("(;B[aa]" * depth + ")" * depth)
@@ -338,6 +339,7 @@ def _best_time(data: str) -> float:
     return best
 
 
+@pytest.mark.slow  # times parses of up to 100,000 games: seconds
 @pytest.mark.parametrize(
     "make",
     [

@@ -41,6 +41,7 @@ def test_trees_sgf_cannot_hold_are_refused(tree: GameTree, message: str) -> None
         write_game_tree(tree)
 
 
+@pytest.mark.slow  # a tree 100,000 deep: seconds
 def test_a_100000_deep_tree_writes_and_reads_back() -> None:
     depth = 100_000
     text = "(;B[aa]" * depth + ")" * depth
