@@ -1,4 +1,4 @@
-"""Suite-wide rules: which tests the quick loop leaves out.
+"""Suite-wide rules: which tests the quick loop leaves out, and hypothesis's profiles.
 
 The quick loop is ``pytest -m "not slow and not browser"``: no server, no process, about a
 minute. ``slow`` marks every test that spawns a process, starts or needs a server, or takes more
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 TESTS = Path(__file__).resolve().parent
 SERVER_SUITES = {
@@ -34,9 +35,45 @@ SERVER_SUITES = {
 """Folders whose every test needs servers, processes or many seconds (the reason why)."""
 
 
+# --- hypothesis ----------------------------------------------------------------------------------
+# Wall-clock checks are off in every profile: a deadline or the too_slow health check measures
+# the machine as much as the code, and fails sound code on a loaded 2-core machine. Speed is
+# asserted by the tests written for it (e.g. test_parsing_time_grows_linearly), with margins.
+#
+# - ci: hypothesis's own (it loads it when it sees CI): derandomized, so a red build always means
+#   the code changed, never that a new random example turned up; no example database.
+# - dev: everywhere else; random examples, failures saved in .hypothesis/ and replayed first.
+# - quick: the quick loop's (loaded when -m deselects slow tests): a tenth of every budget, see
+#   tests/budget.py; the full run keeps the budgets as written.
+QUICK_SHARE = 10
+"""The quick loop runs 1/QUICK_SHARE of each test's examples."""
+
+settings.register_profile("ci", settings.get_profile("ci"), print_blob=True)
+settings.register_profile(
+    "dev",
+    settings.get_profile("default"),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+BASE_PROFILE = "ci" if settings.get_current_profile_name() == "ci" else "dev"
+settings.register_profile(
+    "quick",
+    settings.get_profile(BASE_PROFILE),
+    max_examples=settings.get_profile(BASE_PROFILE).max_examples // QUICK_SHARE,
+)
+settings.load_profile(BASE_PROFILE)
+
+
 def quick_loop(config: pytest.Config) -> bool:
     """Whether this run leaves slow tests out (``-m "not slow ..."``)."""
     return re.search(r"\bnot\s+slow\b", config.option.markexpr or "") is not None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before any test module is imported, so tests/budget.py sees the quick profile.
+    if quick_loop(config) and not config.getoption("hypothesis_profile", None):
+        settings.load_profile("quick")
 
 
 # --- the slow marker -----------------------------------------------------------------------------
