@@ -25,6 +25,7 @@ def service(name: str) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.slow  # runs check-jsonschema
 def test_valid_against_the_compose_specification() -> None:
     done = run_tool(
         tool("check-jsonschema"), "--builtin-schema", "vendor.compose-spec", str(COMPOSE)

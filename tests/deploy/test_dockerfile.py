@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.deploy.deploy_support import DEPLOY, ROOT, parse_command, run_tool, tool
 from tests.docs_pages import DOCS, page
 
@@ -31,6 +33,7 @@ def final_stage() -> list[tuple[str, str]]:
     return steps[last_from:]
 
 
+@pytest.mark.slow  # runs hadolint
 def test_hadolint_finds_nothing() -> None:
     done = run_tool(tool("hadolint"), "--failure-threshold", "style", "--no-color", str(DOCKERFILE))
     assert done.returncode == 0, done.stdout + done.stderr

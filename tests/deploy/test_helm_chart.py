@@ -27,6 +27,10 @@ from tests.deploy.helm_support import (
     pod_specs,
 )
 
+# helm (fetched on first use), kubernetes-validate or check-jsonschema run as processes in all but
+# two of these tests.
+pytestmark = pytest.mark.slow
+
 KUBERNETES_VERSIONS = ("1.29", "1.33")
 EXISTING_SECRET = ("--set", "secrets.existingSecret=archive-credentials")
 VARIANTS = {"default": (), "full": ("-f", str(FULL_VALUES)), "existing-secret": EXISTING_SECRET}

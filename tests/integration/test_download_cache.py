@@ -117,20 +117,3 @@ async def test_a_file_larger_than_the_cache_is_never_copied(small_api: Client, p
     await download(small_api, row)
     await wait_filled(cache_of(small_api))
     assert os.listdir(cache_of(small_api).directory) == []
-
-
-def test_start_indexes_kept_files_and_drops_partial_ones(tmp_path: Path) -> None:
-    old, new = "a" * 64, "b" * 64
-    tmp_path.joinpath(old).write_bytes(b"x" * 100)
-    os.utime(tmp_path / old, (1, 1))
-    tmp_path.joinpath(new).write_bytes(b"y" * 100)
-    tmp_path.joinpath(f"{'c' * 64}.123.partial").write_bytes(b"z")
-    tmp_path.joinpath("unrelated.txt").write_bytes(b"kept, not counted")
-    cache = FileCache(tmp_path, max_bytes=150)  # room for one: the older goes
-    cache.start()
-    assert sorted(os.listdir(tmp_path)) == [new, "unrelated.txt"]
-    assert cache.total == 100
-    handle = cache.open(new, 100)
-    assert handle is not None
-    handle.close()
-    assert cache.open(new, 99) is None  # a size that is not the row's is not this file

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, build_archive, example_records
 from gomoku_archive.profile.stream import BLOCK_SIZE, COMPRESSION_LEVEL, GZIP_HEADER, ArchiveStream
+from tests.budget import examples
 
 # sha256 of the archive of demo.examples.example_records(): 200 games through game_line and
 # ArchiveStream. Computed once; any change to a byte of the profile, the order or the stream
@@ -88,7 +89,7 @@ def test_output_comes_out_while_writing() -> None:
     assert stream.compressed_bytes == len(first) + produced
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.integers(0, 3 * BLOCK_SIZE), max_size=12))
 def test_write_boundaries_do_not_change_the_bytes(cuts: list[int]) -> None:
     data = sample(3 * BLOCK_SIZE)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.classify import Candidate, classify
 from gomoku_archive.profile.writer import GameRecord
+from tests.budget import examples
 
 T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
 FIVE = [
@@ -125,7 +126,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     status=st.sampled_from(["FINISHED", "ABORTED", "IN_PROGRESS", "", None]),
     result=st.sampled_from(["BLACK_WIN", "WHITE_WIN", "DRAW", None, "X"]),

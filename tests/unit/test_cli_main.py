@@ -17,6 +17,7 @@ from tests.support import settings_read
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
 
 
+@pytest.mark.slow  # a fresh interpreter per command
 @pytest.mark.parametrize(
     "argv", [["verify", "--help"], ["sgf", "check", "--help"], ["games", "--help"]]
 )

@@ -166,6 +166,7 @@ def documented_examples() -> list[str]:
     return code_blocks(section("downloaders.md", "Reading the files"), "python")
 
 
+@pytest.mark.slow  # runs each example as a script
 @pytest.mark.parametrize("index", [0, 1], ids=["standard-library", "sgfmill"])
 def test_the_documented_examples_read_an_archive(index: int, tmp_path: Path) -> None:
     """The docs' reading examples run as printed and agree with `games` (sgfmill's rows

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import Color, Move, Reason
 from gomoku_archive.gomoku.replay import _JSONB_MOVES, coerce_moves, parse_moves
+from tests.budget import examples
 
 
 def jsonb_text(value: object) -> str:
@@ -46,14 +47,14 @@ items = (
 move_lists = st.lists(items, max_size=12)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(move_lists)
 def test_fast_and_full_paths_agree_on_jsonb_text(raw: list[object]) -> None:
     text = jsonb_text(raw)
     assert parse_moves(text) == full_path(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(move_lists)
 def test_fast_and_full_paths_agree_on_any_formatting(raw: list[object]) -> None:
     for text in (json.dumps(raw), json.dumps(raw, separators=(",", ":")), jsonb_text(raw) + " "):

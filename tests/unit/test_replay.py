@@ -20,6 +20,7 @@ from gomoku_archive.gomoku.replay import (
     point_bit,
     replay,
 )
+from tests.budget import examples
 
 B, W = Color.BLACK, Color.WHITE
 
@@ -362,6 +363,7 @@ def long_list(n: int) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow  # a million moves per case: over a second each
 @pytest.mark.parametrize(
     ("tweak", "reason", "ply"),
     [
@@ -415,7 +417,7 @@ def legal_games(draw: st.DrawFn) -> tuple[list[Move], bool]:
     return moves, False
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(legal_games())
 def test_legal_games_are_valid_with_the_right_result(game: tuple[list[Move], bool]) -> None:
     moves, five = game
@@ -433,7 +435,7 @@ def test_legal_games_are_valid_with_the_right_result(game: tuple[list[Move], boo
         assert replay(moves, mover_wins, FIVE).reason is Reason.RESULT_MISMATCH
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(legal_games(), st.data())
 def test_changing_a_colour_breaks_turn_order(
     game: tuple[list[Move], bool], data: st.DataObject
@@ -480,7 +482,7 @@ def mostly_alternating(draw: st.DrawFn) -> list[dict[str, object]]:
     return moves
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.one_of(mostly_alternating(), st.lists(move_items, max_size=12)),
     st.sampled_from(list(Result)),
@@ -512,7 +514,7 @@ def test_bitboards_accept_the_valid_games(
     assert is_valid_bitboards(*bitboards(moves), len(moves), result, termination)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(
     st.lists(st.tuples(st.integers(3, 9), st.integers(3, 9)), min_size=1, max_size=49, unique=True),
     st.sampled_from(list(Result)),

@@ -153,6 +153,7 @@ def test_the_download_cache_refuses_bad_values(env: dict[str, str], message: str
         Settings.from_env(env, isatty=False)
 
 
+@pytest.mark.slow  # runs the command line once per setting
 def test_setting_errors_are_one_line_and_exit_2() -> None:
     """Every bad setting ends the command with one line naming the variable, never a
     traceback (LOG_LEVEL=LOUD used to reach logging's ValueError)."""

@@ -27,6 +27,7 @@ from gomoku_archive.profile.stats import (
     percentile,
 )
 from gomoku_archive.profile.writer import GameRecord, game_line, game_parts, move_node
+from tests.budget import examples
 from tests.stats_recount import recount
 from tests.support import add_record
 
@@ -222,7 +223,7 @@ def games(draw: st.DrawFn) -> GameRecord:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(games(), max_size=30))
 def test_counts_equal_a_naive_recount(records: list[GameRecord]) -> None:
     entry = stats_entry(counted(*records))
@@ -233,7 +234,7 @@ def test_counts_equal_a_naive_recount(records: list[GameRecord]) -> None:
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(games(), max_size=30), st.lists(st.integers(0, 30), max_size=4))
 def test_merged_parts_count_as_the_whole(records: list[GameRecord], cuts: list[int]) -> None:
     # What a two-process export does: each slice counted apart (in another process: pickled),

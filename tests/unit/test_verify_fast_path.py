@@ -18,6 +18,7 @@ from gomoku_archive.sgf import SgfParseError, parse
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.game import GameFacts, check_game, check_line_fast
 from gomoku_archive.verify.report import VerifyReport
+from tests.budget import examples
 
 EXAMPLE = next(EXAMPLES_DIR.glob("*.sgf.gz"))
 LINES = gzip.decompress(EXAMPLE.read_bytes()).decode().splitlines()
@@ -42,7 +43,7 @@ def test_every_exported_line_takes_the_fast_path_with_the_same_verdict() -> None
 NASTY = st.sampled_from([*"\\][;()BW0123456789:-, \tTZtoxp", "tt", "\u00e9", "BR[", "C[x]", "\\]"])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     line=st.sampled_from(LINES),
     edits=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 3), NASTY), max_size=4),
@@ -117,7 +118,7 @@ def consistent_outcomes(moves: list[Move]) -> list[tuple[str, str]]:
     ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     distinct=st.sampled_from([True, True, True, False]),
     colours=st.sampled_from(["alternate"] * 6 + ["from white", "one swapped"]),
@@ -191,7 +192,7 @@ HOSTILE = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     lines=st.lists(
         st.one_of(st.sampled_from(LINES[:40]), st.sampled_from(HOSTILE)), min_size=1, max_size=40

@@ -17,6 +17,7 @@ from gomoku_archive.sgf import (
     resolve_root,
 )
 from gomoku_archive.sgf.checker import _GameChecker
+from tests.budget import examples
 
 Row = tuple[str, int, int, str]
 
@@ -267,6 +268,7 @@ def test_the_record_is_not_modified() -> None:
     assert data == b"(;SZ[9:9];B[zz])"
 
 
+@pytest.mark.slow  # a 100,000-move game: seconds
 def test_a_100000_move_main_line_is_checked_without_recursion() -> None:
     depth = 100_000
     nested = b"(;B[aa]" * depth + b")" * (depth + 1)
@@ -299,7 +301,7 @@ def test_numbers_too_long_for_int_do_not_break_the_checker(data: bytes, codes: l
 
 
 @given(st.text(alphabet="();[]\\ABWGMSZCKOPLTEab019:+\n ", max_size=150))
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_the_checker_never_raises(text: str) -> None:
     report = check_sgf(text.encode())
     assert report.games >= 0
@@ -373,7 +375,7 @@ def collections(draw: st.DrawFn) -> bytes:
     return "\n".join(games).encode()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(data=collections(), chunk=st.integers(1, 200))
 def test_runs_of_moves_give_the_findings_of_node_by_node_checking(data: bytes, chunk: int) -> None:
     def summary(report: CheckReport) -> tuple[object, ...]:

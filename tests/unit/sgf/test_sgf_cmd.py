@@ -175,6 +175,7 @@ def test_the_checked_file_is_left_as_it_was(tmp_path: Path) -> None:
     assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
 
 
+@pytest.mark.slow  # files of several reads: seconds
 def test_files_bigger_than_one_read_are_checked_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

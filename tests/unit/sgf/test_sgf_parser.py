@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.sgf import GameTree, Node, Property, SgfParseError, iter_game_trees, parse
 from gomoku_archive.sgf.parser import parse_with_charsets
+from tests.budget import examples
 from tests.support import main_line
 
 SGF_ALPHABET = "();[]\\ABWab\n :"
@@ -282,13 +283,13 @@ def is_trees_or_located_error(result: list[GameTree] | SgfParseError) -> bool:
 
 
 @given(st.binary(max_size=300))
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 def test_any_bytes_give_trees_or_a_parse_error(data: bytes) -> None:
     assert is_trees_or_located_error(parse_or_error(data))
 
 
 @given(st.text(alphabet=SGF_ALPHABET, max_size=120))
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_sgf_like_text_gives_trees_or_a_parse_error(text: str) -> None:
     assert is_trees_or_located_error(parse_or_error(text))
     assert is_trees_or_located_error(parse_or_error(text.encode()))
@@ -298,7 +299,7 @@ def test_sgf_like_text_gives_trees_or_a_parse_error(text: str) -> None:
     st.text(alphabet=SGF_ALPHABET + "\r\xe9", max_size=80).map(lambda t: ("(;" + t).encode()),
     st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=10),
 )
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_any_split_into_chunks_gives_the_same_result(data: bytes, sizes: list[int]) -> None:
     def split() -> Iterator[bytes]:
         start, index = 0, 0
@@ -316,6 +317,7 @@ def test_any_split_into_chunks_gives_the_same_result(data: bytes, sizes: list[in
         assert streamed == (layout(whole), None)
 
 
+@pytest.mark.slow  # 100,000 variations: seconds
 def test_100000_nested_variations_parse_without_recursion() -> None:
     depth = 100_000
     [tree] = parse("(;B[aa]" * depth + ")" * depth)
@@ -339,6 +341,7 @@ def _best_time(data: str) -> float:
     return best
 
 
+@pytest.mark.slow  # times parses of up to 100,000 games: seconds
 @pytest.mark.parametrize(
     "make",
     [

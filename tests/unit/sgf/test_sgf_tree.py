@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+import pytest
+
 from gomoku_archive.sgf import GameTree, Node, Property
 from gomoku_archive.sgf.tree import new_node, new_property
 from tests.support import main_line
@@ -35,6 +37,7 @@ def test_game_trees_compare_their_variations_in_order() -> None:
     assert a.__eq__("not a tree") is NotImplemented
 
 
+@pytest.mark.slow  # trees 100,000 deep: seconds
 def test_deep_trees_compare_hash_and_print_without_recursion() -> None:
     depth = 100_000
     assert depth > sys.getrecursionlimit() * 10

@@ -15,6 +15,7 @@ from gomoku_archive.sgf import (
     write_collection,
     write_game_tree,
 )
+from tests.budget import examples
 
 
 def test_values_escape_backslash_and_closing_bracket_only() -> None:
@@ -41,6 +42,7 @@ def test_trees_sgf_cannot_hold_are_refused(tree: GameTree, message: str) -> None
         write_game_tree(tree)
 
 
+@pytest.mark.slow  # a tree 100,000 deep: seconds
 def test_a_100000_deep_tree_writes_and_reads_back() -> None:
     depth = 100_000
     text = "(;B[aa]" * depth + ")" * depth
@@ -66,7 +68,7 @@ game_trees = st.recursive(
 
 
 @given(st.lists(game_trees, min_size=1, max_size=3))
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 def test_parse_reads_back_what_write_wrote(trees: list[GameTree]) -> None:
     text = write_collection(trees)
     assert parse(text) == trees
@@ -74,7 +76,7 @@ def test_parse_reads_back_what_write_wrote(trees: list[GameTree]) -> None:
 
 
 @given(st.text(alphabet="();[]\\ABWab\n :\r\u68cb", max_size=120))
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_parse_write_parse_is_stable(text: str) -> None:
     try:
         trees = parse(text)

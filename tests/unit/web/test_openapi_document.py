@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import schemathesis
 from schemathesis.core.result import Ok
 
@@ -45,6 +46,7 @@ def test_only_get_and_head_are_public() -> None:
     assert {method for method, _ in registered_routes()} == {"GET", "HEAD"}
 
 
+@pytest.mark.slow  # schemathesis loads and checks the document: seconds
 def test_the_document_is_valid_openapi_3_1() -> None:
     document = json.loads(json.dumps(build_document()))
     assert document["openapi"] == "3.1.0"
