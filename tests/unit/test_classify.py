@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.classify import Candidate, classify
-from gomoku_archive.profile.writer import GameRecord
+from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line
 from tests.budget import examples
 
 T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
@@ -147,3 +147,60 @@ def test_rows_of_any_shape_get_a_record_or_a_reason(
         )
     )
     assert isinstance(outcome, (GameRecord, Reason))
+
+
+# --- start times: every value gives a record or a reason, never an exception -------------------
+
+ZONES = st.sampled_from([UTC, timezone(timedelta(hours=14)), timezone(-timedelta(hours=12))])
+aware = st.datetimes(timezones=ZONES)
+"""Every aware instant Python can hold (years 1 to 9999 in any of these offsets)."""
+near = st.timedeltas(min_value=-timedelta(days=40), max_value=timedelta(days=40))
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(
+    started=st.one_of(
+        aware,
+        st.datetimes(),  # naive: no instant at all
+        near.map(lambda d: T0 + d),  # within days of the finish: both sides of every bound
+        st.sampled_from([None, "infinity", 0, datetime.max, datetime.min]),
+    ),
+    finished=st.one_of(aware, st.just(T0), st.datetimes(), st.none()),
+)
+def test_any_start_and_finish_give_a_record_or_incomplete(started: object, finished: object) -> None:
+    outcome = classify(candidate(started_at=started, finished_at=finished))
+    placed = (
+        isinstance(started, datetime)
+        and isinstance(finished, datetime)
+        and started.tzinfo is not None
+        and finished.tzinfo is not None
+        and timedelta(0) <= finished - started <= LONGEST_GAME
+    )
+    if not placed:
+        assert outcome is Reason.INCOMPLETE
+        return
+    assert isinstance(outcome, GameRecord)
+    dates = game_line(outcome).split("DT[", 1)[1].split("]", 1)[0].split(",")
+    assert len(dates) <= LONGEST_GAME.days + 1  # never thousands of dates on one line
+
+
+@pytest.mark.parametrize(
+    ("started", "reason"),
+    [
+        pytest.param(datetime(1970, 1, 1, tzinfo=UTC), Reason.INCOMPLETE, id="epoch"),
+        pytest.param(datetime(1, 1, 1, tzinfo=UTC), Reason.INCOMPLETE, id="year-1"),
+        pytest.param(T0 - LONGEST_GAME - timedelta(seconds=1), Reason.INCOMPLETE, id="31-days-1s"),
+        pytest.param(T0 - LONGEST_GAME, None, id="31-days"),
+        pytest.param(T0, None, id="same-second"),
+        pytest.param(None, Reason.INCOMPLETE, id="unreadable"),  # db.source's guard gives NULL
+        pytest.param(datetime(2026, 8, 10, 12), Reason.INCOMPLETE, id="naive"),
+    ],
+)
+def test_a_start_far_before_the_finish_or_unreadable_is_incomplete(
+    started: datetime | None, reason: Reason | None
+) -> None:
+    outcome = classify(candidate(started_at=started, finished_at=T0))
+    if reason is None:
+        assert isinstance(outcome, GameRecord)
+    else:
+        assert outcome is reason

@@ -38,10 +38,26 @@ def _candidates_where(table: str) -> str:
     )
 
 
-# Candidate's fields in order (it is built positionally); moves as jsonb's text, which the
-# classifier reads without a JSON decoder in the common case.
+# started_at as the driver can decode it. PostgreSQL's timestamptz takes 'infinity',
+# '-infinity' and instants from 4714 BC to 294276 AD; Python's datetime only years 1 to 9999 UTC,
+# and asyncpg raises OverflowError on the others (and returns a naive datetime for the
+# infinities) while the cursor decodes the row: one such row used to stop its month's export
+# for good. Every other value reads as NULL, and classify excludes a row without a usable start
+# as incomplete (a NULL carries the flag: the reference DDL's column is NOT NULL). Bounds with an
+# explicit offset, so the session's time zone cannot move them.
+DECODABLE_STARTED_AT = (
+    "CASE WHEN started_at >= '0001-01-01 00:00:00+00' AND started_at < '10000-01-01 00:00:00+00' "
+    "THEN started_at END"
+)
+_COLUMN_EXPRESSIONS = {
+    "moves": "moves::text",  # jsonb's text: the classifier reads it without a JSON decoder
+    "started_at": DECODABLE_STARTED_AT,
+}
+# Candidate's fields in order (it is built positionally); every query of candidates is built
+# from this list, so each one gets the guards.
 _CANDIDATE_COLUMNS = ", ".join(
-    "moves::text AS moves" if f.name == "moves" else f.name for f in fields(Candidate)
+    f"{_COLUMN_EXPRESSIONS[f.name]} AS {f.name}" if f.name in _COLUMN_EXPRESSIONS else f.name
+    for f in fields(Candidate)
 )
 
 

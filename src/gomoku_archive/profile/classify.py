@@ -11,7 +11,7 @@ from datetime import datetime
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, Reason, Result, Termination
 from gomoku_archive.gomoku.replay import parse_moves, replay
-from gomoku_archive.profile.writer import GameRecord
+from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord
 
 _RESULTS = {r.value: r for r in Result}
 _TERMINATIONS = {t.value: t for t in Termination}
@@ -25,7 +25,8 @@ class Candidate:
     id: uuid.UUID
     status: object
     board_size: object
-    started_at: datetime
+    started_at: datetime | None
+    """None when the source could not read it as an instant (``db.source``'s guard)."""
     finished_at: datetime
     result: object
     termination: object
@@ -43,17 +44,28 @@ def _optional_int(value: object, *, positive: bool = False) -> int | None:
     return None if positive and value <= 0 else value
 
 
+def _instant(value: object) -> datetime | None:
+    """``value`` when it is a timezone-aware instant (naive or absent times place no game)."""
+    if isinstance(value, datetime) and value.utcoffset() is not None:
+        return value
+    return None
+
+
 def classify(row: Candidate) -> GameRecord | Reason:
     if row.status == "ABORTED":
         return Reason.ABORTED
     result = _RESULTS.get(row.result) if isinstance(row.result, str) else None
     termination = _TERMINATIONS.get(row.termination) if isinstance(row.termination, str) else None
+    started, finished = _instant(row.started_at), _instant(row.finished_at)
     if (
         row.status != "FINISHED"
         or result is None
         or termination is None
         or row.board_size != BOARD_SIZE
-        or row.finished_at < row.started_at
+        or started is None
+        or finished is None
+        or finished < started
+        or finished - started > LONGEST_GAME
     ):
         return Reason.INCOMPLETE
     moves = parse_moves(row.moves)
@@ -65,8 +77,8 @@ def classify(row: Candidate) -> GameRecord | Reason:
         return verdict.reason
     return GameRecord(
         game_id=row.id,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
+        started_at=started,
+        finished_at=finished,
         result=result,
         termination=termination,
         moves=moves,

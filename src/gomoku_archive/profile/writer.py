@@ -29,6 +29,12 @@ FIRST_PUBLISHED_MONTH = Month(2026, 8)
 """The profile: "Only closed months are published, starting with August 2026"."""
 
 
+LONGEST_GAME = timedelta(days=31)
+"""The longest a published game may last from XST to XET. A start further back is no real start
+(a clock reset to 1970, a placeholder date): such a record is excluded as ``incomplete``, never
+published with a DT listing thousands of dates. No rated game of a real-time server lasts a
+month, and a game started in one month and finished in the next still fits."""
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """A finished, replay-validated game as the writer needs it."""
@@ -198,7 +204,8 @@ ROOT_PROPERTIES: tuple[PropertyDoc, ...] = (
     PropertyDoc(
         "XET",
         "UTC instant the game finished; selects the archive month and orders the games",
-        "YYYY-MM-DDTHH:MM:SSZ, sub-seconds truncated, not before XST",
+        "YYYY-MM-DDTHH:MM:SSZ, sub-seconds truncated, not before XST and at most "
+        f"{LONGEST_GAME.days} days after it",
         "2026-08-12T12:02:00Z",
         True,
     ),
@@ -243,7 +250,10 @@ TERMINATION_DOCS: Mapping[Termination, str] = {
 
 REASON_DOCS: Mapping[Reason, str] = {
     Reason.ABORTED: "The game was aborted before it finished",
-    Reason.INCOMPLETE: "The game has no recorded end (no result, termination or finish time)",
+    Reason.INCOMPLETE: "The record does not describe a whole finished game: its status is not "
+    "FINISHED, its result or termination is missing or unknown, its board is not 15 x 15, or it "
+    "has no usable start time (none, infinite, outside the years 1 to 9999, after the finish, or "
+    f"more than {LONGEST_GAME.days} days before it)",
     Reason.EMPTY: "The game has no moves",
     Reason.MALFORMED: "The stored move list cannot be read as moves with a colour and two "
     "integer coordinates",
