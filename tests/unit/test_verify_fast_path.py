@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 from datetime import date
 
-from hypothesis import event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.demo.examples import EXAMPLES_DIR
@@ -39,18 +39,26 @@ def test_every_exported_line_takes_the_fast_path_with_the_same_verdict() -> None
         assert fast == full_path(line)
 
 
-# Characters worth dropping into a line: SGF syntax, escapes, digits, letters past "o", "tt".
-NASTY = st.sampled_from([*"\\][;()BW0123456789:-, \tTZtoxp", "tt", "\u00e9", "BR[", "C[x]", "\\]"])
-
-
-@settings(max_examples=examples(1500), deadline=None)
-@given(
-    line=st.sampled_from(LINES),
-    edits=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 3), NASTY), max_size=4),
+OTHER_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not c.isascii())
+"""Every decimal digit of Unicode but ASCII's: int() and an unanchored \\d take them all."""
+# Characters worth dropping into a line: SGF syntax, escapes, digits of every script, letters
+# past "o", "tt".
+NASTY = st.one_of(
+    st.sampled_from([*"\\][;()BW0123456789:-, \tTZtoxp", "tt", "\u00e9", "BR[", "C[x]", "\\]"]),
+    OTHER_DIGITS,
 )
-def test_mutated_lines_get_the_same_verdict_or_the_full_path(
-    line: str, edits: list[tuple[int, int, str]]
-) -> None:
+# Pieces that keep a line free of white space and escapes, which the parser reads and the fast
+# path leaves to it: on such a line, a verdict of "no problem" must come from the fast path.
+SHAPED = st.one_of(
+    st.sampled_from([*"0123456789:-,TZBWtox+", "Draw", "B+R", "W+T", ";B[hh]", ";W[aa]"]),
+    OTHER_DIGITS,
+)
+Edit = tuple[int, int, str]
+POSITION = st.integers(0, 1 << 20)
+"""Where an edit goes, modulo the line's length: about uniform over the line."""
+
+
+def mutate(line: str, edits: list[Edit]) -> str:
     text = line
     for position, kind, piece in edits:
         at = position % (len(text) + 1)
@@ -62,9 +70,42 @@ def test_mutated_lines_get_the_same_verdict_or_the_full_path(
             text = text[:at] + piece + text[at + len(piece) :]  # overwrite
         else:
             text = text[:at] + text[at:].replace("]", "]" + piece, 1)  # after a value
+    return text
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(
+    line=st.sampled_from(LINES),
+    edits=st.lists(st.tuples(POSITION, st.integers(0, 3), NASTY), max_size=4),
+)
+def test_mutated_lines_get_the_same_verdict_or_the_full_path(line: str, edits: list[Edit]) -> None:
+    text = mutate(line, edits)
     fast = check_line_fast(text)
     if fast is not None:
         assert fast == full_path(text), text
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(
+    line=st.sampled_from(LINES),
+    edits=st.lists(st.tuples(POSITION, st.integers(0, 3), SHAPED), max_size=3),
+)
+def test_a_mutated_line_the_full_path_finds_valid_takes_the_fast_path(
+    line: str, edits: list[Edit]
+) -> None:
+    """The other half of the differential test: the full path never accepts a line of the
+    profile's plain shape that the fast path refuses (it accepted XST in Arabic-Indic digits,
+    which int() reads; the fast path, ASCII only, left it to the full path)."""
+    text = mutate(line, edits)
+    # check_line reports text around the tree before either path reads it (and the parser
+    # skips text before the first tree)
+    assume(text.startswith("(") and text.endswith(")"))
+    full = full_path(text)
+    fast = check_line_fast(text)
+    if isinstance(full, GameFacts) and not full.problems:
+        assert fast == full, text
+    elif fast is not None:
+        assert fast == full, text
 
 
 @given(line=st.sampled_from(LINES), data=st.data())

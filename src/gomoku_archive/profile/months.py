@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from gomoku_archive.errors import InvalidMonth
 
-_MONTH_RE = re.compile(r"(\d{4})-(\d{2})")
+_MONTH_RE = re.compile(r"([0-9]{4})-([0-9]{2})")  # ASCII digits: \d takes any script's
 
 
 @dataclass(frozen=True, order=True, slots=True)

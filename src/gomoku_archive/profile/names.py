@@ -12,7 +12,7 @@ NAME_HASH_LENGTH = 16
 """Hex digits of the archive's SHA-256 that go into its download name."""
 ARCHIVE_NAME_RE = re.compile(
     re.escape(ARCHIVE_NAME_PREFIX)
-    + rf"(\d{{4}})-(0[1-9]|1[0-2])-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
+    + rf"([0-9]{{4}})-(0[1-9]|1[0-2])-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
     + re.escape(ARCHIVE_SUFFIX)
 )
 CHECKSUM_SUFFIX = ".sha256"

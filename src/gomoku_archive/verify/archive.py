@@ -67,7 +67,7 @@ _FLAG_NAMES = (
 
 _ARCHIVE_NAME = re.compile(
     re.escape(ARCHIVE_NAME_PREFIX)
-    + rf"(\d{{4}}-\d{{2}})-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
+    + rf"([0-9]{{4}}-[0-9]{{2}})-([0-9a-f]{{{NAME_HASH_LENGTH}}})"
     + re.escape(ARCHIVE_SUFFIX)
 )
 _CHECKSUM_LINE = re.compile(r"([0-9a-f]{64})  ([^\r\n]+)\n")
@@ -124,7 +124,7 @@ class ArchiveVerifier:
         # games
         self._games = 0
         self._terminations = dict.fromkeys((t.value for t in Termination), 0)
-        self._previous: tuple[str, str, int] | None = None
+        self._previous: tuple[datetime, str, int] | None = None
         self._gn_buckets: dict[int, tuple[bytearray, array[int]]] = {}
         # problems: a max-heap (by line, then arrival) of the first ones, and a count
         self._kept: list[tuple[int, int, Problem]] = []
@@ -527,14 +527,15 @@ class ArchiveVerifier:
         records, lines = self._gn_buckets.setdefault(key[0], (bytearray(), array("L")))
         records += key
         lines.append(number)
-        if facts.xet is None:
+        if finished is None:
             return
-        # Each game is compared with the previous one, so one misplaced game is one problem.
+        # Each game is compared with the previous one, so one misplaced game is one problem. The
+        # instants are compared, not XET's text; GN is lowercase ASCII hex, so its text orders.
         if self._previous is not None:
-            xet, gn, line = self._previous
-            if (facts.xet, facts.gn) < (xet, gn):
+            before, gn, line = self._previous
+            if (finished, facts.gn) < (before, gn):
                 self._problem(number, Check.ORDER, f"(XET, GN) is not after that of line {line}")
-        self._previous = (facts.xet, facts.gn, number)
+        self._previous = (finished, facts.gn, number)
 
     def _check_duplicates(self) -> None:
         """Compare GNs one bucket (first byte) at a time so only a bucket's set is in memory."""

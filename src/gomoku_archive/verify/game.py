@@ -18,7 +18,9 @@ from gomoku_archive.verify.report import Check
 
 # --- one game ---------------------------------------------------------------------------------
 
-_TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z")
+# ASCII digits only, here and in every format below: \d (and int()) would also take the other
+# scripts' decimal digits, such as Arabic-Indic ٢٠٢٦ or fullwidth ２０２６.
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 _PASSES = ("", "tt")  # FF[4] pass, and the FF[3] pass that boards up to 19 x 19 also accept
 _SETUP = ("AB", "AW", "AE")
 _MOVE_COLOURS = {"B": Color.BLACK, "W": Color.WHITE}
@@ -44,7 +46,10 @@ for (_termination, _result), _re_value in RE_BY_OUTCOME.items():
 
 VALUE_FORMATS: Mapping[str, tuple[re.Pattern[str], str]] = {
     "GN": (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "a UUID"),
-    "DT": (re.compile(r"\d{4}-\d{2}-\d{2}(,(\d{4}-)?(\d{2}-)?\d{2})*"), "an FF[4] date list"),
+    "DT": (
+        re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(,([0-9]{4}-)?([0-9]{2}-)?[0-9]{2})*"),
+        "an FF[4] date list",
+    ),
     "BR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
     "WR": (re.compile(r"(0|-?[1-9][0-9]*) Elo"), "an integer followed by ' Elo'"),
     "RE": (re.compile("|".join(map(re.escape, _OUTCOMES_BY_RE))), "|".join(_OUTCOMES_BY_RE)),
@@ -133,7 +138,7 @@ def check_game(tree: GameTree) -> GameFacts:
 # The fast path reads a line of the profile's exact shape with one regex: the root properties in
 # order (each fixed one with its value, each other one in its VALUE_FORMATS format, so the parser
 # would read it unchanged and find no problem), then moves on the board that alternate from
-# black, nothing else anywhere. re.ASCII makes \\d stricter than in VALUE_FORMATS, never looser.
+# black, nothing else anywhere. Every format is ASCII already; re.ASCII says so once more.
 _ROOT_SHAPE = "".join(
     re.escape(f"{prop.ident}[{escape_text(prop.fixed)}]")
     if prop.fixed is not None

@@ -30,6 +30,8 @@ FIELDS = (
     "moves",
 )
 _RATING = re.compile(r"(-?[0-9]+) Elo")
+_WHOLE = re.compile(r"[0-9]+")
+"""ASCII digits only: str.isdigit() also takes superscripts and other scripts' digits."""
 
 
 def _rating(value: str | None) -> int | None:
@@ -50,7 +52,7 @@ def record(facts: GameFacts) -> dict[str, Any]:
         "termination": facts.termination,
         "blackRating": _rating(values.get("BR")),
         "whiteRating": _rating(values.get("WR")),
-        "timeControl": int(tc) if tc is not None and tc.isdigit() else None,
+        "timeControl": int(tc) if tc is not None and _WHOLE.fullmatch(tc) else None,
         "moves": [[m.x, m.y] for m in facts.moves],
     }
 
