@@ -167,7 +167,9 @@ near = st.timedeltas(min_value=-timedelta(days=40), max_value=timedelta(days=40)
     ),
     finished=st.one_of(aware, st.just(T0), st.datetimes(), st.none()),
 )
-def test_any_start_and_finish_give_a_record_or_incomplete(started: object, finished: object) -> None:
+def test_any_start_and_finish_give_a_record_or_incomplete(
+    started: object, finished: object
+) -> None:
     outcome = classify(candidate(started_at=started, finished_at=finished))
     placed = (
         isinstance(started, datetime)

@@ -1,6 +1,6 @@
 """Timestamps, dates, sizes and numeric values take ASCII digits only, in every path of
 ``verify`` and ``games``: ``int()`` and an unanchored ``\\d`` also take every other script's
-decimal digits (Arabic-Indic ٢٠٢٦, fullwidth ２０２６, ...), and an order check that compared
+decimal digits (Arabic-Indic, fullwidth, ...), and an order check that compared
 such text let a file with games out of order pass."""
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ LONGEST_GAME = timedelta(days=31)
 published with a DT listing thousands of dates. No rated game of a real-time server lasts a
 month, and a game started in one month and finished in the next still fits."""
 
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """A finished, replay-validated game as the writer needs it."""

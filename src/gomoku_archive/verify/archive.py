@@ -6,8 +6,11 @@
 * the companion checksum file (``<64 hex>  <file name>\\n``) and, when the file name follows
   ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``, that the 16 hex are the SHA-256's first 16 and that
   every game finished (XET) inside that month;
-* the gzip framing: the header bytes the profile fixes (magic, CM 8, no flag, MTIME 0, XFL 0,
-  OS 255), valid deflate, CRC-32 and ISIZE, exactly one member and nothing after it;
+* the gzip framing: a gzip member with deflate and what the profile fixes in its header, MTIME
+  0 and no file name (nor a comment, an extra field or a reserved flag, which no profile file
+  needs); valid deflate, CRC-32 and ISIZE, exactly one member and nothing after it. Header bytes
+  another gzip writes differently from this exporter (XFL, OS, FTEXT, a header CRC that checks
+  out) are notes, not problems: a profile file may come from any gzip at any level;
 * the text: UTF-8 without a byte-order mark, one game tree per LF-terminated line (no CR, no
   blank line, nothing around the tree);
 * each game: the profile's root properties present, in order and well formed (see
@@ -56,13 +59,13 @@ _OUTPUT_BLOCK = 256 * 1024
 _MAX_HEADER_BYTES = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
 _FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT, _FRESERVED = 0x01, 0x02, 0x04, 0x08, 0x10, 0xE0
-_FLAG_NAMES = (
-    (_FTEXT, "sets FTEXT"),
-    (_FHCRC, "carries a header CRC"),
+_FLAG_PROBLEMS = (
     (_FEXTRA, "carries an extra field"),
     (_FNAME, "carries a file name"),
     (_FCOMMENT, "carries a comment"),
 )
+"""Header flags a profile file must not set: the profile rules out a file name, and the exporter
+writes no other metadata. FTEXT and FHCRC are legitimate choices of another gzip (notes)."""
 
 
 _ARCHIVE_NAME = re.compile(
@@ -272,33 +275,40 @@ class ArchiveVerifier:
                 self._problem(0, Check.GZIP_HEADER, "the gzip header does not end")
                 self._stage = "dead"
             return data[len(data) :]
-        self._check_fixed_header_fields(header)
+        self._check_fixed_header_fields(header, end)
         rest = bytes(header[end:])
         self._header = bytearray()
         self._stage = "body"
         return memoryview(rest)
 
-    def _check_fixed_header_fields(self, header: bytearray) -> None:
-        """The profile fixes every header byte (``GZIP_HEADER``): each field that differs is
-        one problem, so a header written by another gzip says what it changed."""
+    def _check_fixed_header_fields(self, header: bytearray, end: int) -> None:
+        """What the profile fixes in the header (``header[:end]``): MTIME 0 and no file name,
+        and no comment or extra field, each field that differs one problem. What another gzip
+        may write differently from ``GZIP_HEADER`` without breaking the profile (XFL, which
+        records the compression level; OS; FTEXT; a header CRC) is a note."""
         flags = header[3]
         if header[4:8] != b"\0\0\0\0":
             mtime = struct.unpack("<I", header[4:8])[0]
             self._problem(0, Check.GZIP_MTIME, f"the gzip MTIME is {mtime}, not 0")
-        for flag, what in _FLAG_NAMES:
+        for flag, what in _FLAG_PROBLEMS:
             if flags & flag:
                 self._problem(0, Check.GZIP_FLAGS, f"the gzip header {what}")
+        not_ours = "not written by this exporter"
         xfl, os_byte = header[8], header[9]
         if xfl != GZIP_HEADER[8]:
-            self._problem(
-                0, Check.GZIP_XFL, f"the gzip header's XFL byte is {xfl}, the profile fixes 0"
-            )
+            self._notes.append(f"the gzip header's XFL byte is {xfl} ({not_ours}, which writes 0)")
         if os_byte != GZIP_HEADER[9]:
-            self._problem(
-                0,
-                Check.GZIP_OS,
-                f"the gzip header's OS byte is {os_byte}, the profile fixes 255 (unknown)",
+            self._notes.append(
+                f"the gzip header's OS byte is {os_byte} ({not_ours}, which writes 255, unknown)"
             )
+        if flags & _FTEXT:
+            self._notes.append(f"the gzip header sets FTEXT ({not_ours})")
+        if flags & _FHCRC:
+            stored = int.from_bytes(header[end - 2 : end], "little")
+            if stored != zlib.crc32(header[: end - 2]) & 0xFFFF:
+                self._problem(0, Check.GZIP_HEADER, "the gzip header's CRC does not match it")
+            else:
+                self._notes.append(f"the gzip header carries a header CRC ({not_ours})")
 
     @staticmethod
     def _header_end(header: bytearray) -> int | None:

@@ -19,7 +19,7 @@ from gomoku_archive.verify.report import Check
 # --- one game ---------------------------------------------------------------------------------
 
 # ASCII digits only, here and in every format below: \d (and int()) would also take the other
-# scripts' decimal digits, such as Arabic-Indic ٢٠٢٦ or fullwidth ２０２６.
+# scripts' decimal digits, such as Arabic-Indic or fullwidth ones.
 _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 _PASSES = ("", "tt")  # FF[4] pass, and the FF[3] pass that boards up to 19 x 19 also accept
 _SETUP = ("AB", "AW", "AE")

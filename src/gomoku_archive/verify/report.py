@@ -21,8 +21,6 @@ class Check(StrEnum):
     GZIP_HEADER = "gzip_header"
     GZIP_MTIME = "gzip_mtime"
     GZIP_FLAGS = "gzip_flags"
-    GZIP_XFL = "gzip_xfl"
-    GZIP_OS = "gzip_os"
     GZIP_DATA = "gzip_data"
     GZIP_TRUNCATED = "gzip_truncated"
     GZIP_CRC = "gzip_crc"
