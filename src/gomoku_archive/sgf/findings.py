@@ -76,5 +76,11 @@ FINDING_CODES: dict[str, FindingCode] = {
         FindingCode("GK003", "error", "Gomoku: pass move"),
         FindingCode("GK004", "error", "Gomoku: play continues after a five"),
         FindingCode("GK005", "error", "Gomoku: RE contradicts the final position"),
+        FindingCode(
+            "GK006",
+            "warning",
+            "Gomoku: White makes the first move (freestyle starts with Black; PL or setup "
+            "stones can allow it)",
+        ),
     )
 }

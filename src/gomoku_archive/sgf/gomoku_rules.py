@@ -1,7 +1,8 @@
 """Replay of a Gomoku (GM[4]) record's main line with freestyle rules, for the checker.
 
-The main line is the first variation at every branch. Black and White alternate (``PL`` in a
-setup node says who is next); a stone goes on an empty point; five or more stones of one colour
+The main line is the first variation at every branch. Black moves first and the colours
+alternate (``PL`` says who is next; after setup stones without ``PL``, either may move first);
+a stone goes on an empty point; five or more stones of one colour
 in a row (overlines count) win and end the game. Setup properties (``AB``, ``AW``, ``AE``) place
 or clear stones without taking a turn. Passes, malformed points and points off the board are
 reported by the node checks; here they take a turn and place nothing.
@@ -86,7 +87,10 @@ class MainLineReplay:
         self._board = bytearray(self._layout.size)
         self._report = report
         self._to_play: str | None = None
+        """Who moves next: None before the first move, unless PL said."""
         self._to_play_from_pl = False
+        self._setup = False
+        """Whether setup stones were placed before the first move (then White may open)."""
         self._five: _Five | None = None
         self._moves_after_five = 0
         self._result: tuple[Property, int] | None = None
@@ -97,7 +101,8 @@ class MainLineReplay:
         if len(props) == 1 and props[0].ident in _OTHER:
             move: Property | None = props[0]  # the usual ";B[hh]" node
         else:
-            move, to_play_pl, result, _ = _read_node(node, board, index)
+            move, to_play_pl, result, setup = _read_node(node, board, index)
+            self._setup = self._setup or setup
             if to_play_pl is not None:
                 self._to_play, self._to_play_from_pl = to_play_pl, True
             if result is not None and self._result is None:
@@ -119,7 +124,15 @@ class MainLineReplay:
                 )
             return
         to_play = self._to_play
-        if to_play is not None and colour != to_play:
+        if to_play is None and colour == "W" and not self._setup:
+            self._report(
+                "GK006",
+                move,
+                node_number,
+                f"W[{shown(move.values[0])}] is the first move: freestyle Gomoku starts with "
+                "Black (no PL or setup stones let White open)",
+            )
+        elif to_play is not None and colour != to_play:
             message = (
                 f"PL[{to_play}] says {_COLOUR_NAMES[to_play]} is to play, but "
                 f"{_COLOUR_NAMES[colour]} moves"
@@ -154,6 +167,8 @@ class MainLineReplay:
             return False  # the moves after a five are reported (GK004)
         first = colours[0]
         other = _OTHER[first]
+        if self._to_play is None and first == "W" and not self._setup:
+            return False  # White opens: GK006
         if (
             (self._to_play is not None and first != self._to_play)
             or colours[0::2].strip(first)

@@ -213,6 +213,39 @@ def test_gomoku_setup_stones_and_pl_count() -> None:
     assert found(b"(;GM[4]SZ[15]AB[hh];AE[hh];W[hh])") == []
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        # Freestyle Gomoku starts with Black: White opening is a warning (the export's replay
+        # calls it turn_order), on the fast path of runs of moves too.
+        (b"(;GM[4]SZ[15];W[hh])", [("GK006", 1, 15, "1:1")]),
+        (b"(;GM[4]SZ[15];W[hh];B[ii];W[jj];B[kk])", [("GK006", 1, 15, "1:1")]),
+        (b"(;GM[4]SZ[15]\n;W[hh];B[ii])", [("GK006", 2, 2, "1:1")]),
+        (b"(;GM[4]SZ[15];W[hh];W[ii])", [("GK006", 1, 15, "1:1"), ("GK001", 1, 21, "1:2")]),
+        (b"(;GM[4];W[hh])", [("SZ005", 1, 2, "1:0"), ("GK006", 1, 9, "1:1")]),
+        # ... but PL[W] or setup stones say who is to play; and Go is not Gomoku.
+        (b"(;GM[4]SZ[15]PL[W];W[hh];B[ii])", []),
+        (b"(;GM[4]SZ[15]AB[aa];W[hh];B[ii])", []),
+        (b"(;GM[4]SZ[15];AW[aa];W[hh])", []),
+        (b"(;GM[1]SZ[19];W[hh])", []),
+        # Only the main line's first move: a variation's White is its own business.
+        (b"(;GM[4]SZ[15](;B[hh])(;W[hh]))", []),
+        (b"(;GM[4]SZ[15](;W[hh])(;B[hh]))", [("GK006", 1, 16, "1:1")]),
+    ],
+)
+def test_white_moving_first_in_gomoku_is_a_warning(
+    data: bytes, expected: list[tuple[str, int, int, str]]
+) -> None:
+    assert found(data) == expected
+    report = check_sgf(data)
+    if expected and all(code == "GK006" for code, *_ in expected):
+        assert (report.errors, report.warnings) == (0, 1)
+        assert report.findings[0].message == (
+            "W[hh] is the first move: freestyle Gomoku starts with Black "
+            "(no PL or setup stones let White open)"
+        )
+
+
 def test_gomoku_messages_name_the_problem() -> None:
     report = check_sgf(
         b"(;GM[4]SZ[15]RE[W+R];B[aa];W[ba];B[ab];W[bb];B[ac];W[bc];B[ad];W[bd];B[ae])"
