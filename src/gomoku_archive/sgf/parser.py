@@ -47,19 +47,25 @@ from gomoku_archive.sgf.frames import Appendable, Frame, Stack, StreamStack
 from gomoku_archive.sgf.tree import GameTree, Node, Property, new_node, new_property
 
 _PLAIN = r"\[([^\]\\\n\r\x80-\xff]*)\]"  # a value with nothing to decode or count lines in
-_TOKEN = re.compile(
+_HOT_TOKENS = (
     # 1, 2: a whole node of one property with one plain value, followed by the next node or a
     # parenthesis: ";B[hh]", nearly every node of an archive.
     r";([A-Z]+)" + _PLAIN + r"(?=[;()])"
     # 3, 4: an uppercase identifier with one plain value, followed by something other than
     # another value (the lookahead).
     r"|([A-Z]+)" + _PLAIN + r"(?=[;()A-Za-z]|[ \t\n\r\f\v]+[;()A-Za-z])"
-    r"|(;)"  # 5
+)
+"""The speed path: what the general tokens below read in several steps, taken in one. Each must
+read exactly as the general path does, errors and their wording included (a property test runs
+the parser with these disabled and compares)."""
+_GENERAL_TOKENS = (
+    r"(;)"  # 5
     r"|(\()"  # 6
     r"|(\))"  # 7
     r"|([ \t\n\r\f\v]+)"  # 8
     r"|([A-Za-z]+)"  # 9: any other property: the values are read by _read_property
 )
+_TOKEN = re.compile(_HOT_TOKENS + "|" + _GENERAL_TOKENS)
 _HOT_NODE, _HOT, _SEMICOLON, _OPEN, _CLOSE, _SPACE, _IDENT = 2, 4, 5, 6, 7, 8, 9
 _NODE_AFTER_VARIATION = "node after a variation: a game tree's nodes come before its variations"
 _MOVE_RUN = re.compile(r"(?:;[BW]\[[a-z][a-z]\](?=[;()]))+")
@@ -295,7 +301,7 @@ class _Reader:
                 kind = _SEMICOLON  # read just the ';' and let the loop go on from there
             if kind == _HOT:
                 if props is None:
-                    raise self._misplaced(f"property {shown(found[3])}", pos, line, line_start)
+                    raise self._misplaced(_identifier(found[3], stack), pos, line, line_start)
                 props.append(new_property(found[3], (found[4],), line, pos - line_start + 1))
                 pos = found.end()
             elif kind == _SEMICOLON:
@@ -356,8 +362,7 @@ class _Reader:
                     break  # the identifier may go on in the next chunk
                 ident = found[_IDENT]
                 if props is None:
-                    what = f"property {shown(ident)}" if stack else f"text {shown(ident)!r}"
-                    raise self._misplaced(what, pos, line, line_start)
+                    raise self._misplaced(_identifier(ident, stack), pos, line, line_start)
                 if ident.islower():
                     raise _error(
                         f"property identifier {shown(ident)!r} has no uppercase letter",
@@ -501,6 +506,12 @@ class _Reader:
         if not self._stack[-1][0]:
             return _error(f"expected ';' after '(', found {what}", line, column)
         return _error(f"{what} outside a node: variations end a game tree", line, column)
+
+
+def _identifier(ident: str, stack: Stack) -> str:
+    """A misplaced identifier as an error names it, whichever token read it: text outside any
+    game tree, a property inside one."""
+    return f"property {shown(ident)}" if stack else f"text {shown(ident)!r}"
 
 
 def _error(message: str, line: int, column: int) -> SgfParseError:
