@@ -12,10 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gomoku_archive.cli.games_cmd import write_games
+from gomoku_archive.cli import games_cmd
+from gomoku_archive.cli.games_cmd import MAX_LINE_BYTES, write_games
 from gomoku_archive.cli.main import main
 from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
+from tests.budget import examples
 from tests.docs_pages import code_blocks, section
 from tests.unit.test_verify import GOOD, LINES, gz, verify
 
@@ -206,3 +210,86 @@ def test_a_closed_pipe_is_no_unreadable_archive(
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
     assert main(["games", str(path)]) == 0
     assert "cannot read" not in capsys.readouterr().err
+
+
+# --- bounded output, and one gzip member -----------------------------------------------------
+
+
+def test_problems_are_capped_like_verify_and_counted(tmp_path: Path) -> None:
+    """A gzip of blank lines used to write one stderr line per line (683 MB in 120 s from a
+    1 MB file): now the first 20, and how many more there were."""
+    path = tmp_path / "bomb.sgf.gz"
+    path.write_bytes(gz(LINES[0].encode() + b"\n" * 3_000_000 + b"x\n" * 1000 + LINES[1].encode()))
+    bad, out, err = run(path)
+    assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["1", "2"]
+    assert bad == 3_001_000
+    shown = err.splitlines()
+    assert shown[:20] == [f"{path}:{n}: blank_line: blank line" for n in range(2, 22)]
+    assert shown[20:] == [
+        "gomoku-archive: 3,001,000 lines with problems were skipped (3,000,980 of them not shown)"
+    ]
+
+
+def test_line_numbers_survive_long_lines_and_runs(tmp_path: Path) -> None:
+    long_line = b"(" + b"x" * (MAX_LINE_BYTES + 10) + b")\n"
+    crlf = LINES[0].replace("\n", "\r\n").encode()
+    data = b"\n\n" + long_line + crlf + long_line + LINES[2].encode()
+    path = tmp_path / "odd.sgf.gz"
+    path.write_bytes(gz(data))
+    bad, out, err = run(path)
+    assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["3"]
+    assert [line.split(": ")[0:2] for line in err.splitlines()[:-1]] == [
+        [f"{path}:1", "blank_line"],
+        [f"{path}:2", "blank_line"],
+        [f"{path}:3", "line_too_long"],
+        [f"{path}:4", "cr"],
+        [f"{path}:5", "line_too_long"],
+    ]
+    assert bad == 5
+
+
+@pytest.mark.parametrize(
+    ("after", "check"),
+    [(GOOD, "gzip_members"), (b"\0\0\0\0", "trailing_data"), (b"junk", "trailing_data")],
+)
+def test_only_the_first_gzip_member_is_read_and_what_follows_is_flagged(
+    tmp_path: Path, after: bytes, check: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gzip.open`` read two concatenated archives as one: every game printed twice, silently.
+    ``verify`` calls a second member a problem; ``games`` now does too, and reads the first."""
+    path = tmp_path / "two.sgf.gz"
+    path.write_bytes(GOOD + after)
+    bad, out, err = run(path)
+    assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["1", "2", "3"]
+    assert bad == 1
+    assert err.startswith(f"{path}: {check}: ")
+    assert main(["games", str(path)]) == 1
+    assert main(["verify", str(path)]) == 1
+    assert check in capsys.readouterr().out
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    text=st.lists(st.sampled_from([b"\n", b"ab", b"abcdefgh", b"\r", b"(;)"]), max_size=40),
+    size=st.integers(1, 20),
+)
+def test_lines_are_the_lines_whatever_the_blocks(text: list[bytes], size: int) -> None:
+    """``_lines`` (blank runs at once, long lines skipped, blocks of any size) gives what
+    splitting the whole text gives."""
+    data = b"".join(text)
+    limit = 6
+    expected: list[tuple[int, bytes | None]] = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if number > data.count(b"\n") and not line:
+            break  # the text ended with its LF
+        raw = line + b"\n" if number <= data.count(b"\n") else line
+        expected.append((number, None if len(line) > limit else raw))
+    blocks = [data[i : i + size] for i in range(0, len(data), size)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(games_cmd, "MAX_LINE_BYTES", limit)
+        got = [
+            (number + i, raw)
+            for number, raw, count in games_cmd._lines(blocks)
+            for i in range(count)
+        ]
+    assert got == expected

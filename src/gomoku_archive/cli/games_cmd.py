@@ -1,26 +1,33 @@
 """``gomoku-archive games FILE [--format jsonl|csv] [filters]``: the games of a downloaded
 archive (``.sgf.gz`` or plain ``.sgf``) as JSON lines or CSV, each line checked as ``verify``
-checks it. A line with problems is reported on stderr and skipped; the exit status is then 1
-(2 when the file cannot be read). Light imports only: no database or network stack."""
+checks it. A line with problems is reported on stderr (the first 20, then a count) and skipped;
+a gzip file is read to the end of its first member, as ``verify`` reads it, and anything after
+it is reported. The exit status is then 1 (2 when the file cannot be read). Light imports only:
+no database or network stack."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import re
 import sys
 import zlib
-from typing import BinaryIO, TextIO
+from collections.abc import Iterable, Iterator
+from typing import TextIO
 
-from gomoku_archive.cli.sgf_files import open_sgf
+from gomoku_archive.cli.sgf_files import FirstMember
 from gomoku_archive.errors import ConfigError, UnreadableFile
 from gomoku_archive.gomoku.game import Termination
+from gomoku_archive.verify.archive import MAX_LINE_BYTES, MAX_LISTED
 from gomoku_archive.verify.game import check_line
 from gomoku_archive.verify.records import FIELDS, WINNERS, GameFilter, csv_row, game_filter, record
 from gomoku_archive.verify.report import Check
 
-MAX_LINE_BYTES = 1024 * 1024
-"""As ``verify``: no game of the profile comes near it, and a longer line is not read whole."""
+MAX_SHOWN = MAX_LISTED
+"""Problems printed on stderr, as ``verify`` lists its first ones; the rest are counted."""
+_BLANK_RUN = re.compile(rb"\n+")
+_LF = ord("\n")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,29 +80,28 @@ def cmd_games(args: argparse.Namespace) -> int:
     except (OSError, EOFError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise UnreadableFile(f"cannot read {args.archive}: {reason}") from None
-    if bad:
-        print(f"gomoku-archive: {bad} lines with problems were skipped", file=sys.stderr)
     return 1 if bad else 0
 
 
 def write_games(path: str, wanted: GameFilter, output_format: str, out: TextIO, err: TextIO) -> int:
-    """Print the accepted games of ``path``; returns how many lines had problems."""
+    """Print the accepted games of ``path``; returns how many problems were found (lines
+    skipped, and what follows a gzip member). The first ``MAX_SHOWN`` go to ``err`` as
+    ``FILE:LINE: check: message``, then one line says how many there were in all."""
     writer = csv.writer(out, lineterminator="\n") if output_format == "csv" else None
     if writer is not None:
         writer.writerow(FIELDS)
-    bad = 0
-    with open_sgf(path) as stream:
-        for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b""), 1):
+    problems = _Problems(path, err)
+    with open(path, "rb") as stream:
+        source = FirstMember(stream)
+        for number, raw, count in _lines(source.blocks()):
             problem = _line_problem(raw)
             if problem is None:
+                assert raw is not None
                 facts = check_line(raw.rstrip(b"\n").decode("utf-8"))
                 if facts.problems:
                     problem = "; ".join(f"{c.value}: {m}" for c, m in facts.problems)
             if problem is not None:
-                bad += 1
-                print(f"{path}:{number}: {problem}", file=err)
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    _skip_rest_of_line(stream)
+                problems.line(number, problem, count)
                 continue
             if not wanted.accepts(facts):
                 continue
@@ -104,17 +110,96 @@ def write_games(path: str, wanted: GameFilter, output_format: str, out: TextIO, 
                 writer.writerow(csv_row(game))
             else:
                 out.write(json.dumps(game, separators=(",", ":")) + "\n")
-    return bad
+    if source.after is not None:
+        check, message = source.after
+        problems.file(f"{check.value}: {message}")
+    problems.summary()
+    return problems.lines + (source.after is not None)
 
 
-def _line_problem(raw: bytes) -> str | None:
+class _Problems:
+    """Lines with problems, shown on ``err`` up to ``MAX_SHOWN`` (as ``verify`` lists its first
+    ones) and all counted: a file of a million bad lines writes a screenful, not gigabytes."""
+
+    def __init__(self, path: str, err: TextIO) -> None:
+        self._path = path
+        self._err = err
+        self.lines = 0
+        self._shown = 0
+
+    def line(self, number: int, message: str, times: int = 1) -> None:
+        """Line ``number`` has a problem; ``times`` > 1: so do the lines after it (a run of
+        blank lines), in the same words."""
+        for offset in range(min(times, MAX_SHOWN - self._shown)):
+            print(f"{self._path}:{number + offset}: {message}", file=self._err)
+        self._shown = min(MAX_SHOWN, self._shown + times)
+        self.lines += times
+
+    def file(self, message: str) -> None:
+        """A problem of the file as a whole: always shown."""
+        print(f"{self._path}: {message}", file=self._err)
+
+    def summary(self) -> None:
+        if not self.lines:
+            return
+        hidden = self.lines - self._shown
+        more = f" ({hidden:,} of them not shown)" if hidden else ""
+        print(
+            f"gomoku-archive: {self.lines:,} lines with problems were skipped{more}",
+            file=self._err,
+        )
+
+
+def _lines(blocks: Iterable[bytes]) -> Iterator[tuple[int, bytes | None, int]]:
+    """The lines of ``blocks`` as ``(line number, the line with its LF, 1)``; a run of blank
+    lines as one ``(its first line's number, b"\\n", how many)``, so a gzip bomb of newlines
+    costs a regex match per block, not a Python step per line; a line over ``MAX_LINE_BYTES``
+    as ``(number, None, 1)``, never held whole. The last line may lack its LF."""
+    number = 1
+    pending = bytearray()
+    skipping = False
+    for block in blocks:
+        start, size = 0, len(block)
+        while start < size:
+            if not pending and not skipping and block[start] == _LF:
+                run = _BLANK_RUN.match(block, start)
+                assert run is not None
+                count = run.end() - start
+                yield number, b"\n", count
+                number += count
+                start = run.end()
+                continue
+            newline = block.find(b"\n", start)
+            end = size if newline < 0 else newline + 1
+            if not skipping:
+                if len(pending) + (size if newline < 0 else newline) - start > MAX_LINE_BYTES:
+                    yield number, None, 1
+                    pending.clear()
+                    skipping = True
+                elif newline < 0:
+                    pending += block[start:]
+                elif pending:
+                    pending += block[start:end]
+                    yield number, bytes(pending), 1
+                    pending.clear()
+                else:
+                    yield number, block[start:end], 1
+            if newline >= 0:
+                skipping = False
+                number += 1
+            start = end
+    if pending:
+        yield number, bytes(pending), 1
+
+
+def _line_problem(raw: bytes | None) -> str | None:
     """What ``verify`` says of a line before reading its game, if anything."""
-    if len(raw) > MAX_LINE_BYTES:
+    if raw is None:
         return f"{Check.LINE_TOO_LONG.value}: more than {MAX_LINE_BYTES} bytes"
-    if not raw.endswith(b"\n"):
-        return f"{Check.NO_FINAL_LF.value}: the last line does not end with LF"
     if raw == b"\n":
         return f"{Check.BLANK_LINE.value}: blank line"
+    if not raw.endswith(b"\n"):
+        return f"{Check.NO_FINAL_LF.value}: the last line does not end with LF"
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -122,8 +207,3 @@ def _line_problem(raw: bytes) -> str | None:
     if b"\r" in raw:
         return f"{Check.CR.value}: the line contains a carriage return (CR)"
     return None
-
-
-def _skip_rest_of_line(stream: BinaryIO) -> None:
-    while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-        pass

@@ -5,7 +5,11 @@ way, must still be read)."""
 from __future__ import annotations
 
 import gzip
+import zlib
+from collections.abc import Iterator
 from typing import BinaryIO
+
+from gomoku_archive.verify.report import Check
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -23,3 +27,61 @@ def open_sgf(path: str) -> BinaryIO:
     if compressed:
         return gzip.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")
+
+
+_READ_BLOCK = 1024 * 1024
+_OUTPUT_BLOCK = 256 * 1024
+
+
+class FirstMember:
+    """The SGF bytes of a file as ``verify`` reads an archive: for gzip, the first member only,
+    decompressed in bounded blocks (CRC and size checked by zlib), with what follows it said in
+    ``after`` rather than read as more games; plain text as it is.
+
+    ``gzip.open`` reads every member as one stream, so a file of two concatenated archives gave
+    every game twice without a word."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.after: tuple[Check, str] | None = None
+        """After ``blocks()``: what follows the gzip member, as ``verify`` reports it; None when
+        nothing does, or for plain text."""
+
+    def blocks(self) -> Iterator[bytes]:
+        """The decompressed bytes, in blocks of at most 256 KiB. Raises ``zlib.error`` for a
+        corrupt member and ``EOFError`` when the file ends inside it."""
+        read = self._stream.read
+        first = read(_READ_BLOCK)
+        if not is_gzip(first):
+            while first:
+                yield first
+                first = read(_READ_BLOCK)
+            return
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)  # gzip: header and trailer checked
+        chunk = first
+        while chunk:
+            block = inflater.decompress(chunk, _OUTPUT_BLOCK)
+            while True:
+                if block:
+                    yield block
+                if inflater.eof:
+                    self._read_after(bytes(inflater.unused_data))
+                    return
+                if inflater.unconsumed_tail:
+                    block = inflater.decompress(inflater.unconsumed_tail, _OUTPUT_BLOCK)
+                elif len(block) == _OUTPUT_BLOCK:  # the limit was hit: more output may wait
+                    block = inflater.decompress(b"", _OUTPUT_BLOCK)
+                else:
+                    break
+            chunk = read(_READ_BLOCK)
+        raise EOFError("the compressed data ends early")
+
+    def _read_after(self, rest: bytes) -> None:
+        while len(rest) < 2 and (more := self._stream.read(2 - len(rest))):
+            rest += more
+        if rest:
+            self.after = (
+                (Check.GZIP_MEMBERS, "a second gzip member follows the first (not read)")
+                if is_gzip(rest)
+                else (Check.TRAILING_DATA, "bytes follow the gzip member (not read)")
+            )
