@@ -9,7 +9,12 @@ import feedparser
 
 from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
 from gomoku_archive.catalog.feed import build_feed
-from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, build_manifest
+from gomoku_archive.catalog.manifest import (
+    MonthSummary,
+    PreviousFile,
+    PreviousListing,
+    build_manifest,
+)
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 
@@ -142,3 +147,79 @@ def test_a_restored_file_is_announced_when_it_is_restored() -> None:
     assert "first published 2026-11-01T06:00:00Z" in parsed.entries[0].summary
     assert "replaces gomoku-party-2026-10-cccccccccccccccc.sgf.gz" in parsed.entries[0].summary
     assert "games 9 → 7 (-2)" in parsed.entries[0].summary
+
+
+def listing(published: int, superseded: int, candidates: int = 4) -> PreviousListing:
+    return PreviousListing(
+        candidate_games=candidates,
+        excluded_games=candidates,
+        published_at=datetime(2026, 11, published, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, superseded, 6, tzinfo=UTC),
+    )
+
+
+def test_a_zero_game_month_rebuilt_with_games_keeps_its_entry_and_is_a_rebuild() -> None:
+    """September was published without games on the 1st and rebuilt with 9 on the 20th: the
+    "no games" entry stays, with its id, and the new file is announced as a rebuild."""
+    rebuilt = replace(summary("2026-09", 9, NEW, 20), previous_listings=(listing(1, 20),))
+    document = build_manifest([rebuilt])
+    assert document["months"][0]["previousZeroGameListings"] == [
+        {
+            "candidateGames": 4,
+            "excludedGames": 4,
+            "publishedAt": "2026-11-01T06:00:00Z",
+            "supersededAt": "2026-11-20T06:00:00Z",
+        }
+    ]
+    parsed = feedparser.parse(build_feed(document, "https://gomokuparty.com"))
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert [(e.id, e.title) for e in parsed.entries] == [
+        (f"tag:gomokuparty.com,2026:archive:{NEW}", "2026-09 rebuilt: 9 games"),
+        ("tag:gomokuparty.com,2026:month:2026-09:no-games", "2026-09: 0 games"),
+    ]
+    assert "It replaces the month's zero-game listing: games 0 → 9 (+9)" in (
+        parsed.entries[0].summary
+    )
+
+
+def test_every_zero_game_listing_of_a_month_has_an_entry_of_its_own() -> None:
+    """No games on the 1st, a file on the 10th, no games again on the 20th (the file's games
+    turned out invalid), a file again on the 25th: four entries, four ids."""
+    earlier = PreviousFile(
+        file_name=archive_file_name(Month(2026, 9), OLD),
+        sha256=OLD,
+        bytes=990,
+        games=7,
+        candidate_games=11,
+        excluded_games=4,
+        published_at=datetime(2026, 11, 10, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, 20, 6, tzinfo=UTC),
+    )
+    current = replace(
+        summary("2026-09", 9, NEW, 25),
+        previous=(earlier,),
+        previous_listings=(listing(20, 25, 11), listing(1, 10)),
+    )
+    parsed = feedparser.parse(build_feed(build_manifest([current]), "https://gomokuparty.com"))
+    assert [e.id for e in parsed.entries] == [
+        f"tag:gomokuparty.com,2026:archive:{NEW}",
+        "tag:gomokuparty.com,2026:month:2026-09:no-games:2026-11-20T06:00:00Z",
+        f"tag:gomokuparty.com,2026:archive:{OLD}",
+        "tag:gomokuparty.com,2026:month:2026-09:no-games",
+    ]
+    assert [e.title for e in parsed.entries] == [
+        "2026-09 rebuilt: 9 games",
+        "2026-09 rebuilt: 0 games",
+        "2026-09 rebuilt: 7 games",
+        "2026-09: 0 games",
+    ]
+    assert "It replaces gomoku-party-2026-09-dddddddddddddddd.sgf.gz" in parsed.entries[1].summary
+
+
+def test_each_entry_links_to_its_months_row_of_the_page() -> None:
+    parsed = feedparser.parse(build_feed(document(), "https://gomokuparty.com"))
+    for entry in parsed.entries:
+        alternate = next(link for link in entry.links if link.rel == "alternate")
+        month = entry.title[:7]
+        assert alternate.href == f"https://gomokuparty.com/database/#{month}"
+    assert parsed.feed.link == "https://gomokuparty.com/database/"

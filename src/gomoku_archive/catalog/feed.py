@@ -1,7 +1,8 @@
 """The Atom 1.0 feed (RFC 4287) of publications, from the manifest document.
 
 Pure. One entry per file ever published and still listed (each month's current file and its
-``previousFiles``), plus one for a month published without games. An entry describes its own
+``previousFiles``), plus one for each time a month was published without games (its current
+listing, or one of its ``previousZeroGameListings``). An entry describes its own
 publication only, so it never changes once written: its id is a ``tag:`` URI (RFC 4151) from
 the file's SHA-256, and a rebuild is a new entry that names the file it replaces and what
 changed in the counts. A rebuild that gives back an earlier file's bytes publishes that file
@@ -41,6 +42,8 @@ class Publication:
     announced_at: str = ""
     """When this entry's event happened: ``published_at``, or the moment of a restore."""
     restored: bool = False
+    later_listing: bool = False
+    """A zero-game listing after the month's first one (its id then names its time)."""
 
 
 def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publication | None]]:
@@ -58,14 +61,25 @@ def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publica
 def _month_events(month: Mapping[str, Any]) -> list[Publication]:
     """The month's publications, oldest first: each file's first publication, and a restore
     wherever a file became current again after a newer one."""
-    # previousFiles is newest first by supersededAt; reversed, with the current file last, it
-    # is the order in which the files were last made current (publishedAt cannot say that: a
-    # restore keeps the file's first publication time).
-    made_current = [
-        (_publication(month["month"], f), str(f["supersededAt"]))
-        for f in reversed(month["previousFiles"])
+    # Ordered by supersededAt, with the current file (or listing) last, the superseded files and
+    # zero-game listings are in the order in which they were last made current (publishedAt
+    # cannot say that: a restore keeps the file's first publication time).
+    superseded = [
+        (_publication(month["month"], f), str(f["supersededAt"])) for f in month["previousFiles"]
     ]
+    superseded += [
+        (_listing(month["month"], listing), str(listing["supersededAt"]))
+        for listing in month.get("previousZeroGameListings", ())
+    ]
+    made_current = sorted(
+        superseded, key=lambda item: (item[1], item[0].published_at, item[0].file or "")
+    )
     made_current.append((_publication(month["month"], month), ""))
+    listings = sorted(p.published_at for p, _ in made_current if p.sha256 is None)
+    made_current = [
+        (replace(p, later_listing=p.sha256 is None and p.published_at != listings[0]), at)
+        for p, at in made_current
+    ]
     events: list[tuple[str, int, Publication]] = []
     for index, (p, _) in enumerate(made_current):
         events.append((p.published_at, index, replace(p, announced_at=p.published_at)))
@@ -94,8 +108,31 @@ def _publication(month: str, file: Mapping[str, Any]) -> Publication:
     )
 
 
+def _listing(month: str, listing: Mapping[str, Any]) -> Publication:
+    """One of the month's ``previousZeroGameListings``."""
+    return Publication(
+        month=month,
+        file=None,
+        sha256=None,
+        bytes=0,
+        games=0,
+        candidate_games=listing["candidateGames"],
+        excluded_games=listing["excludedGames"],
+        published_at=listing["publishedAt"],
+        download_url=None,
+    )
+
+
 def entry_id(p: Publication) -> str:
-    what = f"month:{p.month}:no-games" if p.sha256 is None else f"archive:{p.sha256}"
+    """The entry's id: from the file's SHA-256, or for a zero-game listing from the month (the
+    month's first such listing keeps ``month:M:no-games`` once it is superseded, so its entry
+    never changes; a later one adds its time)."""
+    if p.sha256 is not None:
+        what = f"archive:{p.sha256}"
+    elif p.later_listing:
+        what = f"month:{p.month}:no-games:{p.published_at}"
+    else:
+        what = f"month:{p.month}:no-games"
     return (
         f"{TAG_AUTHORITY}{what}:restored:{p.announced_at}" if p.restored else TAG_AUTHORITY + what
     )
@@ -162,7 +199,8 @@ def build_feed(document: Mapping[str, Any], origin: str) -> bytes:
         _text(entry, "title", title)
         _text(entry, "published", p.announced_at)
         _text(entry, "updated", p.announced_at)
-        ET.SubElement(entry, "link", {"rel": "alternate", "href": origin + PAGE_PATH})
+        # the month's row of the public page (its id is the month)
+        ET.SubElement(entry, "link", {"rel": "alternate", "href": f"{origin}{PAGE_PATH}#{p.month}"})
         if p.download_url is not None:
             ET.SubElement(
                 entry,

@@ -49,6 +49,17 @@ class PreviousFile:
 
 
 @dataclass(frozen=True, slots=True)
+class PreviousListing:
+    """A zero-game listing of the month that a rebuild with games superseded: it had no file,
+    but it was published (and announced) with its counts, so the version history keeps it."""
+
+    candidate_games: int
+    excluded_games: int
+    published_at: datetime
+    superseded_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class MonthSummary:
     """What the manifest says of one published month."""
 
@@ -65,6 +76,8 @@ class MonthSummary:
     results: Mapping[str, int]
     previous: Sequence[PreviousFile] = ()
     """The month's superseded files, in any order (the manifest lists them newest first)."""
+    previous_listings: Sequence[PreviousListing] = ()
+    """The month's superseded zero-game listings, in any order (listed newest first)."""
     stats: MonthStats | None = None
     """The published games' statistics; None for a month published before they were counted."""
 
@@ -97,6 +110,19 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "exclusions": full_counts(summary.exclusions, ALL_REASONS),
         "results": full_counts(summary.results, ALL_TERMINATIONS),
         "previousFiles": [previous_entry(p) for p in newest_first(summary.previous)],
+        "previousZeroGameListings": [
+            {
+                "candidateGames": p.candidate_games,
+                "excludedGames": p.excluded_games,
+                "publishedAt": utc_iso(p.published_at),
+                "supersededAt": utc_iso(p.superseded_at),
+            }
+            for p in sorted(
+                summary.previous_listings,
+                key=lambda p: (p.superseded_at, p.published_at),
+                reverse=True,
+            )
+        ],
         "stats": None if summary.stats is None else stats_entry(summary.stats),
     }
 

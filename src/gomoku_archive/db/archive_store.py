@@ -14,7 +14,12 @@ from typing import Literal
 
 import asyncpg
 
-from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, full_counts
+from gomoku_archive.catalog.manifest import (
+    MonthSummary,
+    PreviousFile,
+    PreviousListing,
+    full_counts,
+)
 from gomoku_archive.db.pool import Connection, transaction
 from gomoku_archive.profile.stats import MonthStats
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
@@ -50,7 +55,10 @@ class ArchiveRow:
     mirror: MirrorRecord
 
     def summary(
-        self, previous: Sequence[PreviousFile] = (), stats: MonthStats | None = None
+        self,
+        previous: Sequence[PreviousFile] = (),
+        stats: MonthStats | None = None,
+        previous_listings: Sequence[PreviousListing] = (),
     ) -> MonthSummary:
         """The row's manifest entry; ``stats`` as ``manifest_summaries`` reads them (None: not
         counted)."""
@@ -68,7 +76,20 @@ class ArchiveRow:
             exclusions=self.exclusions,
             results=self.results,
             previous=tuple(previous),
+            previous_listings=tuple(previous_listings),
             stats=stats,
+        )
+
+    def previous_listing(self) -> PreviousListing:
+        """A superseded zero-game row as the month's version history lists it."""
+        assert self.state == "superseded" and self.file_name is None
+        assert self.published_at is not None
+        assert self.superseded_at is not None
+        return PreviousListing(
+            candidate_games=self.candidate_games,
+            excluded_games=self.excluded_games,
+            published_at=self.published_at,
+            superseded_at=self.superseded_at,
         )
 
     def previous_file(self) -> PreviousFile:
@@ -195,12 +216,27 @@ async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
     history: dict[str, list[PreviousFile]] = {}
     for old in await superseded_archives(conn):
         history.setdefault(old.month, []).append(old.previous_file())
+    listings: dict[str, list[PreviousListing]] = {}
+    for old in await superseded_zero_game_listings(conn):
+        listings.setdefault(old.month, []).append(old.previous_listing())
     summaries = []
     for record in rows:
         row = archive_row(record)
         stats = None if record["stats"] is None else MonthStats.from_json(record["stats"])
-        summaries.append(row.summary(history.get(row.month, ()), stats))
+        summaries.append(
+            row.summary(history.get(row.month, ()), stats, listings.get(row.month, ()))
+        )
     return summaries
+
+
+async def superseded_zero_game_listings(conn: Connection) -> list[ArchiveRow]:
+    """Every superseded zero-game listing: a month published without games, then rebuilt with
+    some (the feed announced it, so the version history keeps it)."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' "
+        "AND file_name IS NULL ORDER BY month DESC, superseded_at DESC, id DESC"
+    )
+    return [archive_row(r) for r in rows]
 
 
 async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow | None:

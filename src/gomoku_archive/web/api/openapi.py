@@ -63,6 +63,12 @@ _MONTH = {
             "still downloadable at their URLs",
             "items": {"$ref": "#/components/schemas/PreviousFile"},
         },
+        "previousZeroGameListings": {
+            "type": "array",
+            "description": "Earlier listings of the month without games (no file) that a "
+            "rebuild with games superseded, most recently superseded first",
+            "items": {"$ref": "#/components/schemas/PreviousZeroGameListing"},
+        },
         "stats": {
             "oneOf": [{"$ref": "#/components/schemas/MonthStats"}, {"type": "null"}],
             "description": "Statistics of the month's games; null for a month published before "
@@ -155,6 +161,17 @@ _PREVIOUS_FILE = {
         "downloadUrl": {"type": "string"},
         "checksumUrl": {"type": "string"},
         "torrentUrl": {"type": "string"},
+        "publishedAt": {"type": "string", "format": "date-time"},
+        "supersededAt": {"type": "string", "format": "date-time"},
+    },
+}
+
+_PREVIOUS_ZERO_GAME_LISTING = {
+    "type": "object",
+    "required": ["candidateGames", "excludedGames", "publishedAt", "supersededAt"],
+    "properties": {
+        "candidateGames": {"type": "integer", "minimum": 0},
+        "excludedGames": {"type": "integer", "minimum": 0},
         "publishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
     },
@@ -345,6 +362,7 @@ def build_document() -> dict[str, Any]:
                 "Manifest": _MANIFEST,
                 "Month": _MONTH,
                 "PreviousFile": _PREVIOUS_FILE,
+                "PreviousZeroGameListing": _PREVIOUS_ZERO_GAME_LISTING,
                 "MonthStats": _MONTH_STATS,
                 "Error": {
                     "type": "object",
