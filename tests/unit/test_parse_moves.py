@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import Color, Move, Reason
-from gomoku_archive.gomoku.replay import _JSONB_MOVES, coerce_moves, parse_moves
+from gomoku_archive.gomoku.replay import _JSONB_MOVES, Verdict, coerce_moves, parse_moves
 from tests.budget import examples
 
 
@@ -98,3 +99,17 @@ def test_null_and_empty() -> None:
         outcome = parse_moves(text)
         assert not isinstance(outcome, list)
         assert outcome.reason is Reason.EMPTY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 5000 + "]" * 5000,  # jsonb keeps arrays this deep; Python's decoder recurses
+        '[{"color": "B", "x": 1' + "0" * 5000 + ', "y": 7}]',  # more digits than int() reads
+        "[1, 2",
+    ],
+)
+def test_json_that_python_cannot_decode_is_malformed_not_an_exception(text: str) -> None:
+    verdict = parse_moves(text)
+    assert isinstance(verdict, Verdict)
+    assert verdict.reason is Reason.MALFORMED

@@ -82,7 +82,8 @@ class ArchiveRow:
 
     def previous_listing(self) -> PreviousListing:
         """A superseded zero-game row as the month's version history lists it."""
-        assert self.state == "superseded" and self.file_name is None
+        assert self.state == "superseded", "only superseded rows are earlier versions"
+        assert self.file_name is None
         assert self.published_at is not None
         assert self.superseded_at is not None
         return PreviousListing(

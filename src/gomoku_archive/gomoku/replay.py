@@ -182,8 +182,10 @@ def parse_moves(text: str | None) -> list[Move] | Verdict:
         return [table[item] for item in _JSONB_ITEMS.findall(text)]
     try:
         raw = json.loads(text)
-    except ValueError:
-        return Verdict(Reason.MALFORMED, None, "the moves value is not JSON")
+    except ValueError:  # not JSON, or a number of more digits than int() reads (jsonb has them)
+        return Verdict(Reason.MALFORMED, None, "the moves value cannot be read as JSON")
+    except RecursionError:  # jsonb keeps arrays nested thousands deep; Python's decoder does not
+        return Verdict(Reason.MALFORMED, None, "the moves value nests too deeply")
     return coerce_moves(raw)
 
 
