@@ -143,7 +143,8 @@ def hostile_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     samples = {
         "truncated.sgf.gz": ARCHIVE[: len(ARCHIVE) // 2],
         "bit-flipped.sgf.gz": flip(ARCHIVE, [8 * 5000 + 3, 8 * 9000]),
-        "os-byte.sgf.gz": ARCHIVE[:9] + b"\x03" + ARCHIVE[10:],
+        # (another OS byte is a valid profile file, a note; a set MTIME is a problem)
+        "mtime.sgf.gz": ARCHIVE[:4] + b"\x01\x00\x00\x00" + ARCHIVE[8:],
         "not-gzip.sgf.gz": TEXT[:3000],
         "empty.sgf.gz": b"",
         "reversed.sgf.gz": gz(re.sub(rb"XST\[2026", b"XST[2027", LINES[0])),
