@@ -384,7 +384,7 @@ def level_bounds(level: int, peak: int) -> tuple[int, int]:
 
 def heat_scale(peak: int, *, y: int, left: int, unit: str) -> Scale:
     swatch = 14
-    swatches = []
+    swatches: list[Swatch] = []
     for level in range(1, HEAT_LEVELS + 1):
         low, high = level_bounds(level, peak)
         if high >= low:  # a small peak leaves some levels without any count
