@@ -67,7 +67,7 @@ async def test_the_newest_months_and_the_header_links_are_in_the_first_screen(
         for cell in (rows.first.locator("th"), rows.first.locator("a.download")):
             box = await cell.bounding_box()
             assert box is not None
-            assert 0 <= box["y"] and box["y"] + box["height"] <= viewport["height"], (name, box)
+            assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], (name, box)
         # The month label stays whole on a phone, even with its details open.
         await page.locator("tr.details details summary").first.click()
         label = rows.first.locator("th a.self")
