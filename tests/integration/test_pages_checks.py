@@ -85,8 +85,8 @@ async def test_the_newest_months_and_the_header_links_are_in_the_first_screen(
         assert "gomoku-archive verify" in tool and "gomoku-archive games" in tool
         bulk = await page.inner_text("#bulk ~ pre")
         assert bulk.startswith("wget -N -i ")
-        assert "aria2c --conditional-get=true --allow-overwrite=true -i" in await page.inner_text(
-            "main"
+        assert "aria2c --conditional-get=true --allow-overwrite=true -i list.txt" in (
+            await page.inner_text("main")
         )
         await page.screenshot(path=str(ARTIFACTS / f"database-first-screen-{name}.png"))
     finally:
