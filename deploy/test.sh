@@ -9,6 +9,7 @@ cd "$ROOT"
 ensure_venv
 ensure_services
 ensure_chromium
+ensure_browser_checks
 ensure_tools
 ensure_helm
 log "ruff check, ruff format --check"

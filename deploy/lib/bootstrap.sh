@@ -69,6 +69,25 @@ ensure_chromium() {
     [ -x /usr/bin/chromium ] || apt_install chromium chromium-driver
 }
 
+# axe-core and Lighthouse for the browser tests' accessibility and performance checks, at the
+# exact versions of deploy/browser-checks/package-lock.json, installed with `npm ci` into
+# .cache/browser-checks/ (ignored by git); again only when the lock file changes. They run
+# against Debian's chromium (CHROME_PATH), so no install script may fetch a browser.
+BROWSER_CHECKS="$ROOT/.cache/browser-checks"
+
+ensure_browser_checks() {
+    command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
+    local want
+    want="$(sha256sum "$ROOT/deploy/browser-checks/package-lock.json" | cut -c1-64)"
+    [ "$(cat "$BROWSER_CHECKS/.installed" 2>/dev/null)" = "$want" ] && return 0
+    log "installing axe-core and Lighthouse (npm ci into .cache/browser-checks)"
+    mkdir -p "$BROWSER_CHECKS"
+    cp "$ROOT/deploy/browser-checks/package.json" "$ROOT/deploy/browser-checks/package-lock.json" \
+        "$BROWSER_CHECKS/"
+    (cd "$BROWSER_CHECKS" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    echo "$want" > "$BROWSER_CHECKS/.installed"
+}
+
 # The sha256sum and curl that tests call as a downloader would, and the benchmark suite's load
 # generator (wrk) and reference server (nginx: the suite runs its own instance on a free port
 # with a private configuration, never the package's system service).
@@ -76,6 +95,7 @@ ensure_tools() {
     command -v sha256sum >/dev/null || apt_install coreutils
     command -v curl >/dev/null || apt_install curl
     command -v wget >/dev/null || apt_install wget  # tests fetch list.txt as `wget -i` does
+    command -v aria2c >/dev/null || apt_install aria2  # and re-run the page's aria2c command
     command -v wrk >/dev/null || apt_install wrk
     [ -x /usr/sbin/nginx ] || apt_install nginx
 }

@@ -200,5 +200,5 @@ async def test_the_page_examples_follow_the_origin(api: Client) -> None:
     assert "Host" in response.headers["Vary"]
     page = await response.text()
     origin = str(api.make_url("")).rstrip("/")
-    assert f"wget -i {origin}/api/v1/database/list.txt" in page
+    assert f"wget -N -i {origin}/api/v1/database/list.txt" in page
     assert "https://gomokuparty.com/api/v1/database/files/" not in page

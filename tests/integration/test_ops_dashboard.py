@@ -4,6 +4,7 @@ rebuild action with its cross-site protections."""
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.jobs.connection import connect
 from gomoku_archive.jobs.ops_view import QueuedJob
-from gomoku_archive.jobs.snapshot import read_snapshot
+from gomoku_archive.jobs.snapshot import HEALTH_CHECK_KEY, read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.app import create_app
 
@@ -114,6 +115,33 @@ async def test_the_dashboard(settings: Settings, pool: Pool) -> None:
     assert 'state-missing">missing' in html
     assert 'id="no-worker"' in html  # no worker has reported into this Redis database
     assert "Redis unreachable" not in html
+    assert html.count("<main>") == 1  # one main landmark (axe: landmark-one-main, region)
+
+
+async def test_the_dashboard_is_compressed_and_shows_the_health_record_once(
+    settings: Settings, pool: Pool
+) -> None:
+    record = "Dec-02 08:00:00 j_complete=7 j_failed=1 j_retried=2 j_ongoing=0 queued=3"
+    client_redis = await connect(settings.redis_url)
+    try:
+        await client_redis.set(HEALTH_CHECK_KEY, record, ex=60)
+    finally:
+        await client_redis.aclose(close_connection_pool=True)
+    async with ops_client(settings, pool) as client:
+        response = await client.get(
+            "/ops/", headers={**BEARER, "Accept-Encoding": "gzip"}, auto_decompress=False
+        )
+        assert response.status == 200
+        assert response.headers["Content-Encoding"] == "gzip"
+        assert "Accept-Encoding" in response.headers["Vary"]
+        raw = await response.read()
+    html = gzip.decompress(raw).decode()
+    assert len(raw) * 3 < len(html)
+    health = re.search(r'<p id="health"[^>]*>(.*?)</p>', html, re.S)
+    assert health is not None
+    shown = re.sub(r"<[^>]+>", "", health.group(1))
+    assert "jobs completed 7, failed 1, retried 2, running 0, queued 3" in shown
+    assert "j_complete" not in shown  # the record is shown once, as words, not twice
 
 
 async def test_the_status_json(settings: Settings, pool: Pool) -> None:
@@ -139,9 +167,20 @@ async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> N
         assert TOKEN not in cookie
         csrf = await sign_in(client)
 
+        # The first post only asks: a confirmation page that works without JavaScript.
+        ask = await client.post("/ops/rebuild", data={"month": "2026-08", "csrf": csrf})
+        assert ask.status == 200
+        question = await ask.text()
+        assert "<h1>Rebuild 2026-08?</h1>" in question
+        assert 'name="confirm" value="yes"' in question
+        assert "<main>" in question
+        assert await queued(settings.redis_url) == []
+
         with structlog.testing.capture_logs() as logs:
             rebuild = await client.post(
-                "/ops/rebuild", data={"month": "2026-08", "csrf": csrf}, allow_redirects=False
+                "/ops/rebuild",
+                data={"month": "2026-08", "csrf": csrf, "confirm": "yes"},
+                allow_redirects=False,
             )
         assert rebuild.status == 303
         assert rebuild.headers["Location"] == "/ops/"
@@ -159,7 +198,9 @@ async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> N
         assert "queued as" not in await (await client.get("/ops/")).text()
 
         # A second click while the first rebuild waits does not queue a second one.
-        again = await client.post("/ops/rebuild", data={"month": "2026-08", "csrf": csrf})
+        again = await client.post(
+            "/ops/rebuild", data={"month": "2026-08", "csrf": csrf, "confirm": "yes"}
+        )
         assert "was already queued" in await again.text()
         assert len(await queued(settings.redis_url)) == 1
 
@@ -260,6 +301,9 @@ async def test_the_dashboard_without_redis(settings: Settings, pool: Pool) -> No
         assert page.status == 200
         html = await page.text()
         assert 'id="redis-down"' in html
+        notice = re.search(r'<p[^>]*id="redis-down"[^>]*>(.*?)</p>', html, re.S)
+        assert notice is not None
+        assert ".." not in notice.group(1)  # the error's own full stop is not doubled
         assert 'id="months"' in html
         assert 'state-missing">missing' in html
         status = await (await client.get("/ops/api/status", headers=BEARER)).json()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import re
 import subprocess
@@ -149,3 +150,25 @@ def test_a_missing_module_of_our_own_is_no_missing_extra(monkeypatch: pytest.Mon
     _without("gomoku_archive." + "nosuch", monkeypatch)  # split: no module path to resolve
     with pytest.raises(ModuleNotFoundError):
         main(["serve"])
+
+
+def test_every_command_has_a_description_for_its_help() -> None:
+    # `gomoku-archive migrate --help` (and manifest, export, jobs, rebuild) printed only usage.
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = [name for name, sub in commands.choices.items() if not (sub.description or "")]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "given", "taken"),
+    [
+        ("--termination", "five", "FIVE"),
+        ("--termination", "Timeout", "TIMEOUT"),
+        ("--result", "BLACK", "black"),
+        ("--result", "Draw", "draw"),
+    ],
+)
+def test_filter_values_are_case_insensitive(flag: str, given: str, taken: str) -> None:
+    args = build_parser("games").parse_args(["games", "x.sgf.gz", flag, given])
+    assert getattr(args, flag.removeprefix("--")) == [taken]

@@ -100,3 +100,13 @@ def test_every_month_and_job_is_listed() -> None:
         "last planner run",
     ):
         assert expected in text
+
+
+def test_a_result_line_fits_80_columns_whole() -> None:
+    # An export's result line used to run to 82 characters and wrap its duration's unit ("s")
+    # onto a line of its own.
+    lines = screen(80).splitlines()
+    result = next(line for line in lines if "export_month: failed" in line)
+    assert result.strip().startswith("export_month: failed in 0.0 s, attempt 3, finished")
+    assert len(result) <= 80
+    assert all(line.strip() not in ("s", "s,") for line in lines)

@@ -190,3 +190,17 @@ def build_manifest(months: Sequence[MonthSummary]) -> dict[str, Any]:
         "totalGames": sum(e["games"] for e in entries),
         "months": entries,
     }
+
+
+def last_changed(document: Mapping[str, Any]) -> datetime | None:
+    """When the manifest last changed: its newest publication or supersession (None while it
+    lists nothing). The pages, lists and feed rendered from it send this as Last-Modified, so
+    ``wget -N`` and mirrors skip them until a month is published or rebuilt."""
+    instants = []
+    for month in document.get("months", []):
+        instants.append(month.get("publishedAt"))
+        for previous in month.get("previousFiles", []):
+            instants.append(previous.get("supersededAt"))
+    found = [datetime.fromisoformat(i) for i in instants if isinstance(i, str) and i]
+    newest = max(found, default=None)
+    return None if newest is None else newest.replace(microsecond=0)  # HTTP dates: seconds

@@ -32,10 +32,22 @@ from gomoku_archive.profile.months import Month
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("migrate", help="create or upgrade the service's own tables")
+    p = subparsers.add_parser(
+        "migrate",
+        help="create or upgrade the service's own tables",
+        description="Applies the service's SQL migrations that DATABASE_URL's database has not "
+        "had yet, in order, each in its own transaction; running it again changes nothing. The "
+        "game server's table is never touched.",
+    )
     p.set_defaults(run=cmd_migrate)
 
-    p = subparsers.add_parser("export", help="build and publish month archives")
+    p = subparsers.add_parser(
+        "export",
+        help="build and publish month archives",
+        description="Builds the archive of a closed month (or of every missing month) from "
+        "GAMES_TABLE in this process, checks it and publishes it; the worker does the same on "
+        "its schedule. A month whose bytes did not change is left as it is.",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--month", type=month_arg, help="one closed month, YYYY-MM")
     which.add_argument(
@@ -44,10 +56,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--force", action="store_true", help="rebuild even if the month is published")
     p.set_defaults(run=cmd_export)
 
-    p = subparsers.add_parser("manifest", help="print the manifest JSON the API serves")
+    p = subparsers.add_parser(
+        "manifest",
+        help="print the manifest JSON the API serves",
+        description="Prints the manifest that /api/v1/database/manifest.json serves, read "
+        "from DATABASE_URL: every published month, its file, checksum and counts.",
+    )
     p.set_defaults(run=cmd_manifest)
 
-    p = subparsers.add_parser("seed-demo", help="fill the source table with realistic demo games")
+    p = subparsers.add_parser(
+        "seed-demo",
+        help="fill the source table with realistic demo games",
+        description="Inserts demo games (real freestyle play, out-of-scope games and broken "
+        "rows of every exclusion kind) into GAMES_TABLE for the months given; the demo runs it.",
+    )
     p.add_argument(
         "--from",
         dest="first",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shlex
 import signal
 import socket
 import time
@@ -18,9 +19,12 @@ from types import FrameType
 
 from gomoku_archive.cli.runtime import load_settings, port_arg
 from gomoku_archive.demo import DemoFailed
-from gomoku_archive.demo.run import DemoRun
+from gomoku_archive.demo.lock import acquire, describe, running_record, stop_leftovers
+from gomoku_archive.demo.run import DemoRun, environment_lines
 
 DEFAULT_GAMES_PER_MONTH = 2000
+ROOT_DATA_DIR = Path("/var/lib/gomoku-archive/demo")
+"""Root's default: outside /root, which the server's unprivileged user cannot enter."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +41,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=Path,
         metavar="DIR",
         help="the demo's data folder (default $XDG_DATA_HOME/gomoku-archive/demo, "
-        "else ~/.local/share/gomoku-archive/demo)",
+        f"else ~/.local/share/gomoku-archive/demo; as root {ROOT_DATA_DIR})",
+    )
+    p.add_argument(
+        "--env",
+        action="store_true",
+        help="print the export lines that point this shell's gomoku-archive at the demo "
+        'running on --data (eval "$(gomoku-archive demo --env)"), then exit',
     )
     p.add_argument("--port", type=port_arg, default=8080, help="the API's port (default 8080)")
     p.add_argument(
@@ -55,14 +65,34 @@ class _StopRequested(Exception):
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    settings = load_settings()
     environ = os.environ  # the CLI is the composition root: children get this environment
+    as_root = os.geteuid() == 0
+    data = (args.data or default_data_dir(environ, root=as_root)).absolute()
+    if args.env:
+        return print_environment(data, given_data=args.data is not None)
+    settings = load_settings()
     if args.games_per_month < 0:
         raise DemoFailed("--games-per-month must be 0 or more")
     if args.port == 0:
         raise DemoFailed("--port must be a fixed port, 1..65535: the demo prints its addresses")
-    data = (args.data or default_data_dir(environ)).absolute()
-    _require_free_port(args.port)
+    created = make_folder(data, root=as_root)
+    lock, killed = acquire(data)
+    try:
+        _say_where(data, created=bool(created), root=as_root)
+        if killed:
+            stopped = stop_leftovers(killed)
+            left = ", ".join(f"{p.name} {p.pid}" for p in stopped) or "none still running"
+            print(
+                f"took over the data folder from a demo that was killed ({describe(killed)}); "
+                f"its processes stopped: {left}",
+                flush=True,
+            )
+        _require_free_port(args.port)
+    except BaseException:
+        lock.release()
+        raise
+    lock.record(pid=os.getpid(), address=f"http://127.0.0.1:{args.port}/database/", data=str(data))
+    env_arguments = f" --data {shlex.quote(str(data))}" if args.data else ""
     demo = DemoRun(
         settings=settings,
         data=data,
@@ -71,6 +101,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         database_url=_given(environ, "DATABASE_URL"),
         redis_url=_given(environ, "REDIS_URL"),
         environ=environ,
+        lock=lock,
+        env_arguments=env_arguments,
     )
     t0 = time.monotonic()
     with _stop_on_signals():
@@ -91,12 +123,56 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def default_data_dir(environ: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/gomoku-archive/demo`` when that is an absolute path (the XDG base
-    directory rule), else ``~/.local/share/gomoku-archive/demo``."""
+def print_environment(data: Path, *, given_data: bool) -> int:
+    """``demo --env``: the running demo's export lines on stdout, for ``eval``."""
+    record = running_record(data)
+    where = f"--data {data}" if given_data else f"{data} (the default; else give --data)"
+    if record is None:
+        raise DemoFailed(f"no demo is running on {where}")
+    if not record.get("database_url") or not record.get("redis_url"):
+        raise DemoFailed(f"the demo on {data} ({describe(record)}) has not started its servers yet")
+    for line in environment_lines(str(record["database_url"]), str(record["redis_url"])):
+        print(line)
+    return 0
+
+
+def make_folder(folder: Path, *, root: bool) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns those it created, parents first. As
+    root it gives them mode 0755 (whatever the umask), so the server's user can enter them;
+    it changes no folder that already existed."""
+    missing = [p for p in reversed([folder, *folder.parents]) if not p.exists()]
+    for path in missing:
+        try:
+            path.mkdir(mode=0o755)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise DemoFailed(
+                f"cannot create the data folder {folder}: {exc.strerror} (choose one with --data)"
+            ) from exc
+        if root:
+            path.chmod(0o755)
+    if not folder.is_dir():
+        raise DemoFailed(f"the data folder {folder} is not a folder (choose one with --data)")
+    return missing
+
+
+def _say_where(data: Path, *, created: bool, root: bool) -> None:
+    how = "new" if created else "existing"
+    if root:
+        how += "; as root PostgreSQL runs there as the user embedded_postgres"
+    print(f"data folder: {data} ({how})", flush=True)
+
+
+def default_data_dir(environ: Mapping[str, str], *, root: bool = False) -> Path:
+    """``/var/lib/gomoku-archive/demo`` for root (``/root`` is closed to the unprivileged user
+    that runs PostgreSQL); else ``$XDG_DATA_HOME/gomoku-archive/demo`` when that is an
+    absolute path (the XDG base directory rule), else ``~/.local/share/gomoku-archive/demo``."""
+    if root:
+        return ROOT_DATA_DIR
     base = environ.get("XDG_DATA_HOME", "")
-    root = Path(base) if base.startswith("/") else Path.home() / ".local" / "share"
-    return root / "gomoku-archive" / "demo"
+    home = Path(base) if base.startswith("/") else Path.home() / ".local" / "share"
+    return home / "gomoku-archive" / "demo"
 
 
 def _given(environ: Mapping[str, str], name: str) -> str | None:

@@ -45,12 +45,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--result",
         action="append",
+        type=str.lower,  # BLACK, Black and black alike
         choices=sorted(set(WINNERS.values())),
         help="only games won by this colour, or drawn (repeat for several)",
     )
     p.add_argument(
         "--termination",
         action="append",
+        type=str.upper,  # five, Five and FIVE alike
         choices=[t.value for t in Termination],
         help="only games that ended this way (repeat for several)",
     )

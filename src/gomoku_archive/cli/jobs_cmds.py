@@ -25,14 +25,24 @@ READ_SECONDS = 5.0
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "jobs", help="show queued, running and finished jobs, the worker and every month's state"
+        "jobs",
+        help="show queued, running and finished jobs, the worker and every month's state",
+        description="Reads the job queue from REDIS_URL and the months from DATABASE_URL and "
+        "shows what /ops/ shows: the workers, every month's state, and the queued, running and "
+        "recent jobs. Exit status 3 when either could not be read.",
     )
     p.add_argument(
         "--json", action="store_true", help="print JSON (the default when stdout is not a terminal)"
     )
     p.set_defaults(run=cmd_jobs)
 
-    p = subparsers.add_parser("rebuild", help="queue a forced export of a closed month")
+    p = subparsers.add_parser(
+        "rebuild",
+        help="queue a forced export of a closed month",
+        description="Queues a forced export of a closed month for the worker and prints the "
+        "job's id. The month is built again and published only if its bytes changed; the "
+        "current file stays downloadable as a superseded version.",
+    )
     p.add_argument(
         "--month",
         type=month_arg,

@@ -161,7 +161,7 @@ def _result(result: JobOutcome) -> tuple[str, list[str]]:
             if result.result.get(k)
         )
     return result.job_id, [
-        f"{result.function}: {result.outcome}, attempt {result.attempt}, finished "
-        f"{when(result.finished_at)} after {result.seconds:.1f} s",
+        f"{result.function}: {result.outcome} in {result.seconds:.1f} s, "
+        f"attempt {result.attempt}, finished {when(result.finished_at)}",
         details,
     ]

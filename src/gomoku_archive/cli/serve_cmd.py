@@ -20,7 +20,13 @@ SHUTDOWN_TIMEOUT_SECONDS = 30.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("serve", help="serve the public API and database pages")
+    p = subparsers.add_parser(
+        "serve",
+        help="serve the public API and database pages",
+        description="Runs the API: the manifest, downloads, lists and feed under "
+        "/api/v1/database/, the public pages under /database/, /ops/ when OPS_TOKEN is set, "
+        "and the health and metrics routes. Needs DATABASE_URL.",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=port_arg, default=8080, help="TCP port (default 8080)")
     p.set_defaults(run=cmd_serve)

@@ -31,7 +31,11 @@ Finding codes are listed in docs/downloaders.md ("sgf check findings")."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sgf = subparsers.add_parser("sgf", help="work with SGF game records")
+    sgf = subparsers.add_parser(
+        "sgf",
+        help="work with SGF game records",
+        description="Tools for SGF files of any origin; `sgf check FILE...` validates them.",
+    )
     commands = sgf.add_subparsers(dest="sgf_command", metavar="SUBCOMMAND", required=True)
     check = commands.add_parser(
         "check",

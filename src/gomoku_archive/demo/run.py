@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import shutil
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 from gomoku_archive.demo import DemoFailed
 from gomoku_archive.demo.database import contiguous_runs, create_database, prepare
+from gomoku_archive.demo.lock import DemoLock
 from gomoku_archive.demo.postgres_server import EmbeddedPostgres, start_postgres, stop_postgres
 from gomoku_archive.demo.processes import ServiceProcess, run_step, start_service, stop_services
 from gomoku_archive.demo.redis_server import EmbeddedRedis, start_redis
@@ -45,6 +47,9 @@ class DemoRun:
     """DATABASE_URL when the user gave one; else set once the embedded server is up."""
     redis_url: str | None
     environ: Mapping[str, str]
+    lock: DemoLock
+    env_arguments: str
+    """What ``demo --env`` needs to find this demo: `` --data DIR`` unless it is the default."""
     postgres: EmbeddedPostgres | None = None
     owns_postgres: bool = False
     redis: EmbeddedRedis | None = None
@@ -60,33 +65,30 @@ class DemoRun:
         return self.data / "logs"
 
     def start_servers(self) -> None:
-        try:
-            self.logs.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DemoFailed(
-                f"cannot create the data folder {self.data}: {exc.strerror} "
-                "(choose one with --data)"
-            ) from exc
-        say(f"data folder: {self.data}")
+        self.logs.mkdir(exist_ok=True)
         if self.database_url is None:
             t0 = time.monotonic()
             self.owns_postgres = True
-            self.postgres = start_postgres(self.data / "postgres")
+            self.postgres = start_postgres(self.data)
             created = asyncio.run(
                 create_database(self.postgres.database_url("postgres"), DATABASE_NAME)
             )
             self.database_url = self.postgres.database_url(DATABASE_NAME)
             what = "created" if created else "reused"
+            if self.postgres.adopted:
+                what += f", its server {self.postgres.pid} taken over"
             say(f"PostgreSQL 18 (embedded, {what}): {self.database_url}, {_since(t0)}")
         else:
             say("PostgreSQL: DATABASE_URL (nothing started)")
         if self.redis_url is None:
             t0 = time.monotonic()
             self.redis = start_redis(self.data / "redis", log_file=self.logs / "redis.log")
+            self.lock.add_process("Redis", self.redis.process.pid)
             self.redis_url = self.redis.url
             say(f"Redis (private {self.redis.binary}): {self.redis.url}, {_since(t0)}")
         else:
             say("Redis: REDIS_URL (nothing started)")
+        self.lock.record(database_url=self.database_url, redis_url=self.redis_url)
 
     def prepare_games(self, games_per_month: int, now: datetime) -> None:
         """Migrate, then seed every month from the first published one through the current,
@@ -129,22 +131,13 @@ class DemoRun:
 
     def start_services(self) -> None:
         env = self.child_environment()
-        self.services.append(
-            start_service(
-                "worker",
-                ["worker", "--grace", str(WORKER_GRACE_SECONDS)],
-                env=env,
-                log_file=self.logs / "worker.log",
-            )
-        )
-        self.services.append(
-            start_service(
-                "API",
-                ["serve", "--host", "127.0.0.1", "--port", str(self.port)],
-                env=env,
-                log_file=self.logs / "api.log",
-            )
-        )
+        for name, args, log in (
+            ("worker", ["worker", "--grace", str(WORKER_GRACE_SECONDS)], "worker.log"),
+            ("API", ["serve", "--host", "127.0.0.1", "--port", str(self.port)], "api.log"),
+        ):
+            service = start_service(name, args, env=env, log_file=self.logs / log)
+            self.services.append(service)
+            self.lock.add_process(name, service.process.pid)
         say(f"worker and API started (logs in {self.logs})")
 
     def wait_until_published(self, now: datetime) -> None:
@@ -182,6 +175,18 @@ class DemoRun:
             say(f"  curl -fsSO {base}{latest['downloadUrl']} -O {base}{latest['checksumUrl']}")
             say(f"  sha256sum -c {file}.sha256 && {ga} verify {file}")
         say(f"  curl -s -H 'Authorization: Bearer {self.ops_token}' {base}/ops/api/status")
+        say(
+            "The command line in another shell (jobs, rebuild, manifest, ...) uses this demo after:"
+        )
+        for line in self.export_lines():
+            say(f"  {line}")
+        say(f'  (or: eval "$({ga} demo --env{self.env_arguments})")')
+
+    def export_lines(self) -> list[str]:
+        """Shell lines that point ``gomoku-archive`` at this demo's servers."""
+        assert self.database_url is not None
+        assert self.redis_url is not None
+        return environment_lines(self.database_url, self.redis_url)
 
     def watch(self) -> None:
         """Until a signal arrives (the caller's handler raises), or a process dies."""
@@ -190,7 +195,8 @@ class DemoRun:
             time.sleep(POLL_SECONDS)
 
     def stop(self) -> None:
-        """Stop what was started, newest first: the service's processes, Redis, PostgreSQL."""
+        """Stop what was started, newest first: the service's processes, Redis, PostgreSQL;
+        then release the data folder."""
         try:
             stop_services(self.services, timeout=SERVICE_STOP_SECONDS)
         finally:
@@ -198,8 +204,11 @@ class DemoRun:
                 if self.redis is not None:
                     self.redis.stop()
             finally:
-                if self.owns_postgres:  # also when its start was interrupted midway
-                    stop_postgres(self.data / "postgres")
+                try:
+                    if self.owns_postgres:  # also when its start was interrupted midway
+                        stop_postgres(self.data)
+                finally:
+                    self.lock.release()
 
     def child_environment(self) -> dict[str, str]:
         assert self.database_url is not None
@@ -228,6 +237,13 @@ class DemoRun:
             return self.manifest  # not listening yet, or busy starting
         self.manifest = document
         return document
+
+
+def environment_lines(database_url: str, redis_url: str) -> list[str]:
+    return [
+        f"export DATABASE_URL={shlex.quote(database_url)}",
+        f"export REDIS_URL={shlex.quote(redis_url)}",
+    ]
 
 
 def _since(t0: float) -> str:

@@ -265,6 +265,27 @@ REASON_DOCS: Mapping[Reason, str] = {
     Reason.RESULT_MISMATCH: "The recorded result or termination does not agree with the board",
 }
 
+TERMINATION_LABELS: Mapping[Termination, str] = {
+    Termination.FIVE: "Five in a row",
+    Termination.RESIGNATION: "Resignation",
+    Termination.TIMEOUT: "Time ran out",
+    Termination.BOARD_FULL: "Board full (draw)",
+    Termination.AGREEMENT: "Draw by agreement",
+}
+"""Short names for the pages, shown beside the codes (the DOCS above say them in full)."""
+
+REASON_LABELS: Mapping[Reason, str] = {
+    Reason.ABORTED: "Aborted",
+    Reason.INCOMPLETE: "No recorded end",
+    Reason.EMPTY: "No moves",
+    Reason.MALFORMED: "Unreadable moves",
+    Reason.TURN_ORDER: "Wrong turn order",
+    Reason.OUT_OF_BOUNDS: "Move off the board",
+    Reason.OCCUPIED: "Move on an occupied point",
+    Reason.MOVES_AFTER_FIVE: "Moves after a five",
+    Reason.RESULT_MISMATCH: "Result disagrees with the board",
+}
+
 ALL_REASONS: tuple[str, ...] = tuple(r.value for r in Reason)
 """The manifest's exclusion keys, every one present in every month (zero included)."""
 ALL_TERMINATIONS: tuple[str, ...] = tuple(t.value for t in Termination)

@@ -28,8 +28,8 @@ def test_both_pages_show_the_examples() -> None:
 
 def test_the_database_page_uses_the_origin() -> None:
     page = render_database_page(build_manifest([]), "http://127.0.0.1:8080").decode()
-    assert "wget -i http://127.0.0.1:8080/api/v1/database/list.txt" in page
+    assert "wget -N -i http://127.0.0.1:8080/api/v1/database/list.txt" in page
     assert 'href="http://127.0.0.1:8080/api/v1/database/feed.atom"' in page
     assert "https://gomokuparty.com/api" not in page
     default = render_database_page(build_manifest([])).decode()
-    assert "wget -i https://gomokuparty.com/api/v1/database/list.txt" in default
+    assert "wget -N -i https://gomokuparty.com/api/v1/database/list.txt" in default

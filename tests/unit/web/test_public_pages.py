@@ -89,7 +89,7 @@ def test_the_database_page_lists_the_manifest_newest_first() -> None:
             assert month["checksumUrl"] in cells.links
     assert '<span class="total" id="total-games">1,207</span>' in html
     assert html.count('<tr class="details"') == 3
-    assert "aborted</code>: 2" in html
+    assert "Aborted (<code>aborted</code>): 2" in html
     assert html.count('class="bar"') == 3
     assert "CC0" in html and "sha256sum -c" in html and "gomoku-party-sgf-1" in html
     assert SPEC_EXAMPLE in html

@@ -3,6 +3,8 @@ the macros in charts.html, on the database page."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -20,7 +22,7 @@ from gomoku_archive.web.pages.charts import (
     month_figures,
     winners_bar,
 )
-from gomoku_archive.web.pages.database import render_database_page
+from gomoku_archive.web.pages.database import render_database_page, render_year_page
 from gomoku_archive.web.pages.templating import environment
 from tests.support import add_record
 
@@ -152,7 +154,7 @@ def test_month_figures_need_stats_and_games() -> None:
     assert month_figures(no_games) is None and month_figures(not_counted) is None
 
 
-def test_the_database_page_draws_every_month_with_stats_and_the_newest_in_view() -> None:
+def test_the_year_page_draws_every_month_with_stats_and_the_front_page_the_newest() -> None:
     counter = StatsCounter()
     for record in example_records():
         add_record(counter, record)
@@ -163,12 +165,17 @@ def test_the_database_page_draws_every_month_with_stats_and_the_newest_in_view()
             summary("2026-08", stats=None),
         ]
     )
-    page = render_database_page(document).decode()
-    assert '<h2 id="stats">Statistics of 2026-09</h2>' in page
-    ids = re.findall(r'<svg class="[^"]*" id="([^"]+)"', page)
+    front = render_database_page(document).decode()
+    assert '<h2 id="stats">Statistics of 2026-09</h2>' in front
     figures = ("winners", "lengths", "first-moves", "all-moves")
-    newest = [i for i in ids if i.startswith("stats-newest-")]
-    assert newest == [f"stats-newest-{f}" for f in figures]
+    front_ids = re.findall(r'<svg class="[^"]*" id="([^"]+)"', front)
+    assert [i for i in front_ids if i.startswith("stats-")] == [
+        f"stats-newest-{f}" for f in figures
+    ]
+    # The front page links each month with statistics to its pictures on the year's page.
+    assert 'href="/database/2026/#2026-09">Pictures of 2026-09</a>' in front
+    page = (render_year_page(document, 2026) or b"").decode()
+    ids = re.findall(r'<svg class="[^"]*" id="([^"]+)"', page)
     september = [i for i in ids if i.startswith("stats-2026-09-")]
     assert september == [f"stats-2026-09-{f}" for f in figures]
     assert not any(i.startswith(("stats-2026-10-", "stats-2026-08-")) for i in ids)
@@ -177,3 +184,22 @@ def test_the_database_page_draws_every_month_with_stats_and_the_newest_in_view()
         assert 'role="img"' in svg and "<title id=" in svg and "<desc id=" in svg
     assert "Not counted yet" in page and "No games, so nothing to draw." in page
     assert "<script" not in page
+    assert render_year_page(document, 2027) is None
+
+
+def test_a_heatmap_has_a_colour_scale_that_covers_every_count() -> None:
+    for peak in (1, 2, 7, 64, 1000, 12345):
+        grid = [[0] * 15 for _ in range(15)]
+        grid[7][7] = peak
+        grid[0][0] = 1
+        figure = heatmap(grid, title="t", what="w", unit="games")
+        assert figure is not None
+        swatches = figure.scale.swatches
+        # Consecutive, from 1 to the peak, and each count's square has its swatch's shade.
+        assert swatches[0].low == 1 and swatches[-1].high == peak
+        assert all(a.high + 1 == b.low for a, b in itertools.pairwise(swatches))
+        for count in {1, peak, (peak + 1) // 2}:
+            level = next(s.level for s in swatches if s.low <= count <= s.high)
+            assert level == max(1, math.ceil(HEAT_LEVELS * math.sqrt(count / peak)))
+        assert figure.scale.high.text == f"{peak:,} games"
+        assert f"to the darkest ({peak:,} games)" in figure.description

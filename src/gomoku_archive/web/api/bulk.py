@@ -11,6 +11,7 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
 from gomoku_archive.catalog.feed import build_feed
+from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.web.keys import BULK_FILES, MANIFEST
 from gomoku_archive.web.origin import origin_of, vary
 from gomoku_archive.web.server.encoded import respond_encoded
@@ -40,7 +41,13 @@ def _serve(request: web.Request, kind: Kind, content_type: str, *, absolute: boo
         hdrs.CACHE_CONTROL: BULK_CACHING,
         hdrs.VARY: vary(request, hdrs.ACCEPT_ENCODING) if absolute else hdrs.ACCEPT_ENCODING,
     }
-    return respond_encoded(request, encoded, content_type=content_type, caching=caching)
+    return respond_encoded(
+        request,
+        encoded,
+        content_type=content_type,
+        caching=caching,
+        last_modified=last_changed(snapshot.document),
+    )
 
 
 async def checksums(request: web.Request) -> web.Response:

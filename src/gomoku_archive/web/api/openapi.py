@@ -313,6 +313,27 @@ def _page(summary: str, op_id: str) -> dict[str, Any]:
     return _get_and_head(operation, op_id)
 
 
+def _year_page() -> dict[str, Any]:
+    operation = {
+        "summary": "A year's monthly archives with their statistics",
+        "parameters": [
+            {
+                "name": "year",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "pattern": "^[0-9]{4}$"},
+            },
+            *_CONDITIONAL[:2],
+        ],
+        "responses": {
+            "200": {"description": "The year's page", "content": {"text/html": {}}},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No month of that year is published", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, "YearPage")
+
+
 def build_document() -> dict[str, Any]:
     manifest = _get_and_head(_manifest_operation(), "Manifest")
     alias = _get_and_head(_manifest_operation(), "ManifestAlias")
@@ -353,6 +374,11 @@ def build_document() -> dict[str, Any]:
             "/api/v1/openapi.json": _simple("OpenAPI document", "getOpenApi", "application/json"),
             "/database/": _page("Public database page", "DatabasePage"),
             "/database/profile": _page("Profile documentation page", "ProfilePage"),
+            "/database/{year}/": _year_page(),
+            "/robots.txt": _simple(
+                "Crawling rules (the operators' area is excluded)", "getRobots", "text/plain"
+            ),
+            "/favicon.ico": _simple("The site's icon", "getFavicon", "image/vnd.microsoft.icon"),
             "/healthz": _simple("Liveness", "getHealth", "application/json"),
             "/readyz": _simple("Readiness", "getReady", "application/json", ("200", "503")),
             "/metrics": _simple("Prometheus metrics", "getMetrics", "text/plain"),

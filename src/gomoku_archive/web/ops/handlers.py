@@ -23,6 +23,7 @@ from gomoku_archive.profile.months import Month
 from gomoku_archive.web.keys import POOL
 from gomoku_archive.web.ops import auth
 from gomoku_archive.web.ops.page import (
+    CONFIRM_REBUILD,
     DASHBOARD,
     LOGIN,
     Dashboard,
@@ -30,6 +31,7 @@ from gomoku_archive.web.ops.page import (
     login_context,
 )
 from gomoku_archive.web.ops.state import OPS, OpsState
+from gomoku_archive.web.server.encoded import wants_gzip
 
 log = get_logger(__name__)
 
@@ -56,6 +58,9 @@ def _page(
 ) -> web.Response:
     response = aiohttp_jinja2.render_template(template, request, context, status=status)
     response.headers.update(_SECURITY_HEADERS)
+    if wants_gzip(request):  # a dashboard is tens of kilobytes of HTML
+        response.enable_compression(web.ContentCoding.gzip)
+    response.headers[hdrs.VARY] = hdrs.ACCEPT_ENCODING
     return response
 
 
@@ -312,6 +317,11 @@ async def rebuild(request: web.Request) -> web.StreamResponse:
             raise InvalidMonth(refusal)
     except InvalidMonth as exc:
         return _answer(request, operator, 400, "bad", "invalid_month", f"Not queued: {exc}")
+    if operator.via != "bearer" and form.get("confirm") != "yes":
+        # A browser's first post only asks (a stray click queues nothing); API clients have
+        # already decided.
+        csrf = auth.csrf_token(state.token, operator)
+        return _page(request, CONFIRM_REBUILD, {"month": str(month), "csrf": csrf})
     try:
         client = await state.queue.get()
         ticket = await enqueue_forced_export(client, month, now=now)

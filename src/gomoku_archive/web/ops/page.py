@@ -24,6 +24,7 @@ from gomoku_archive.profile.months import Month
 
 DASHBOARD = "ops/dashboard.html"
 LOGIN = "ops/login.html"
+CONFIRM_REBUILD = "ops/confirm_rebuild.html"
 
 REFRESH_SECONDS = 10
 """How often the dashboard reloads itself while jobs are queued or running (no JavaScript)."""

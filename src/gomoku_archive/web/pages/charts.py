@@ -275,19 +275,44 @@ class Letters:
 
 
 @dataclass(frozen=True, slots=True)
+class Swatch:
+    """One square of a heatmap's colour scale: its shade and the counts it stands for."""
+
+    x: int
+    level: int
+    low: int
+    high: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """The colour scale under a heatmap: a swatch per shade, palest on the left, between the
+    lowest and the highest count."""
+
+    y: int
+    size: int
+    swatches: tuple[Swatch, ...]
+    low: Label
+    high: Label
+
+
+@dataclass(frozen=True, slots=True)
 class Heatmap:
     """Counts per board point as shaded squares, columns a-o from the left and rows a-o from
-    the top (the profile's coordinates); points never played stay blank."""
+    the top (the profile's coordinates); points never played stay blank. A colour scale under
+    the board says what each shade counts."""
 
     title: str
     description: str
     size: int
+    height: int
     cell: int
     origin: int
     """Where the first row and column start (the letters sit in the margin before it)."""
     columns: Letters
     rows: Letters
     shades: tuple[Shade, ...]
+    scale: Scale
 
 
 HEAT_LEVELS = 8
@@ -326,14 +351,56 @@ def heatmap(
     played = sum(1 for count, _, _ in counts if count)
     description = (
         f"{what}, on the {side} × {side} board with columns a to {letters[-1]} from the left "
-        f"and rows a to {letters[-1]} from the top; darker squares were played more often. "
+        f"and rows a to {letters[-1]} from the top; darker squares were played more often, "
+        f"from the palest (1 {_singular(unit)}) to the darkest ({peak:,} {unit}). "
         f"Most played (column, then row): {most}. {played} of {side * side} points were "
         f"played at least once ({total:,} {unit} in all)."
     )
     shades = tuple(Shade(level, tuple(levels[level])) for level in sorted(levels))
+    size = origin + side * cell + 2
+    scale = heat_scale(peak, y=size + 6, left=origin, unit=unit)
     return Heatmap(
-        title, description, origin + side * cell + 2, cell, origin, columns, rows, shades
+        title,
+        description,
+        size,
+        size + 32,
+        cell,
+        origin,
+        columns,
+        rows,
+        shades,
+        scale,
     )
+
+
+def level_bounds(level: int, peak: int) -> tuple[int, int]:
+    """The counts drawn at ``level``: a count c has level ceil(LEVELS * sqrt(c / peak)), so
+    the level's counts are those above peak * ((level - 1) / LEVELS)² up to peak *
+    (level / LEVELS)²."""
+    low = math.floor(peak * ((level - 1) / HEAT_LEVELS) ** 2) + 1
+    high = math.floor(peak * (level / HEAT_LEVELS) ** 2)
+    return low, high
+
+
+def heat_scale(peak: int, *, y: int, left: int, unit: str) -> Scale:
+    swatch = 14
+    swatches: list[Swatch] = []
+    for level in range(1, HEAT_LEVELS + 1):
+        low, high = level_bounds(level, peak)
+        if high >= low:  # a small peak leaves some levels without any count
+            swatches.append(Swatch(left + 28 + len(swatches) * swatch, level, low, high))
+    right = left + 28 + len(swatches) * swatch
+    return Scale(
+        y=y,
+        size=swatch,
+        swatches=tuple(swatches),
+        low=Label(left + 24, y + 11, "1"),
+        high=Label(right + 4, y + 11, f"{peak:,} {unit}"),
+    )
+
+
+def _singular(unit: str) -> str:
+    return unit[:-1] if unit.endswith("s") else unit
 
 
 @dataclass(frozen=True, slots=True)

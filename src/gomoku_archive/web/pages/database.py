@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
 from gomoku_archive.web.pages.charts import bar_chart, month_figures
 from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from gomoku_archive.web.pages.profile import example_line
@@ -48,6 +49,38 @@ def scope_text(scope: Mapping[str, Any]) -> str:
     )
 
 
+FRONT_PAGE_MONTHS = 12
+"""Months in /database/'s table: the page stays the same size however many years accumulate
+(every month stays on its year's page, /database/YYYY/)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Year:
+    year: int
+    months: int
+    games: int
+
+
+def years(months: Sequence[Mapping[str, Any]]) -> list[Year]:
+    """The years that have published months, newest first."""
+    found: dict[int, list[Mapping[str, Any]]] = {}
+    for month in months:
+        year = str(month["month"])[:4]
+        if year.isdigit():  # always, in a manifest the export wrote
+            found.setdefault(int(year), []).append(month)
+    return [
+        Year(year, len(ms), sum(int(m["games"]) for m in ms))
+        for year, ms in sorted(found.items(), reverse=True)
+    ]
+
+
+def _labels() -> dict[str, Any]:
+    return {
+        "reason_labels": {r.value: text for r, text in REASON_LABELS.items()},
+        "termination_labels": {t.value: text for t, text in TERMINATION_LABELS.items()},
+    }
+
+
 def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGIN) -> bytes:
     """The page; ``origin`` is where its examples' absolute URLs point (the public origin)."""
     months: Sequence[Mapping[str, Any]] = manifest["months"]
@@ -60,8 +93,12 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         unit="games",
         series="months",
     )
-    figures = {m["month"]: month_figures(m) for m in months}
-    newest_stats = next((m for m in months if figures[m["month"]]), None)
+    newest_stats, figures = None, {}
+    for month in months:
+        drawn = month_figures(month)
+        if drawn is not None:
+            newest_stats, figures = month, {month["month"]: drawn}
+            break
     html = render(
         "database.html",
         totals=totals(months),
@@ -69,7 +106,10 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         profile=manifest["profile"],
         license=manifest["license"],
         chart=chart,
-        months=months,
+        months=months[:FRONT_PAGE_MONTHS],
+        older=len(months) > FRONT_PAGE_MONTHS,
+        years=years(months),
+        with_stats=False,
         figures=figures,
         newest_stats=newest_stats,
         sample=example_line().rstrip("\n"),
@@ -82,5 +122,25 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         feed_url=origin + "/api/v1/database/feed.atom",
         stdlib_example=STDLIB_EXAMPLE,
         sgfmill_example=SGFMILL_EXAMPLE,
+        **_labels(),
+    )
+    return html.encode("utf-8")
+
+
+def render_year_page(manifest: Mapping[str, Any], year: int) -> bytes | None:
+    """``/database/YYYY/``: that year's months with their statistics; None when it has none."""
+    everything: Sequence[Mapping[str, Any]] = manifest["months"]
+    months = [m for m in everything if str(m["month"]).startswith(f"{year:04d}-")]
+    if not months:
+        return None
+    html = render(
+        "database_year.html",
+        year=year,
+        years=years(everything),
+        totals=totals(months),
+        months=months,
+        with_stats=True,
+        figures={m["month"]: month_figures(m) for m in months},
+        **_labels(),
     )
     return html.encode("utf-8")

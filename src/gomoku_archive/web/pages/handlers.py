@@ -9,12 +9,14 @@ from http import HTTPStatus
 
 from aiohttp import hdrs, web
 
+from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.http.conditions import EntityTag
 from gomoku_archive.web.keys import MANIFEST
 from gomoku_archive.web.manifest_cache import Snapshot
 from gomoku_archive.web.origin import origin_of, vary
-from gomoku_archive.web.pages.database import render_database_page
-from gomoku_archive.web.pages.profile import render_profile_page
+from gomoku_archive.web.pages.database import render_database_page, render_year_page
+from gomoku_archive.web.pages.favicon import favicon_ico
+from gomoku_archive.web.pages.profile import PROFILE_REVISED, render_profile_page
 from gomoku_archive.web.pages.templating import render
 from gomoku_archive.web.server.encoded import Encoded, encode, respond_encoded
 
@@ -28,11 +30,14 @@ _SECURITY: dict[str, str] = {"Content-Security-Policy": CSP}
 
 
 class DatabasePage:
-    """The last rendering and its gzip twin, keyed by the manifest's ETag."""
+    """The last rendering and its gzip twin, keyed by the manifest's ETag; and the year pages
+    of that manifest version."""
 
     def __init__(self) -> None:
         self._key: tuple[EntityTag, str] | None = None
         self._page = encode(b"")
+        self._years_of: EntityTag | None = None
+        self._years: dict[int, Encoded | None] = {}
 
     def for_snapshot(self, snapshot: Snapshot, origin: str) -> Encoded:
         """``origin``: where the page's example URLs point (one is kept: with PUBLIC_BASE_URL
@@ -41,6 +46,18 @@ class DatabasePage:
             self._page = encode(render_database_page(snapshot.document, origin))
             self._key = (snapshot.etag, origin)
         return self._page
+
+    def year(self, snapshot: Snapshot, year: int) -> Encoded | None:
+        """``/database/YYYY/``, None for a year without months (at most one entry per year of
+        the manifest is kept: other years render to None, which is not kept)."""
+        if snapshot.etag != self._years_of:
+            self._years_of, self._years = snapshot.etag, {}
+        if year not in self._years:
+            page = render_year_page(snapshot.document, year)
+            if page is None:
+                return None
+            self._years[year] = encode(page)
+        return self._years[year]
 
 
 DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
@@ -54,7 +71,40 @@ async def database_page(request: web.Request) -> web.Response:
         hdrs.CACHE_CONTROL: "public, max-age=60",
         hdrs.VARY: f"{varies}, Accept-Encoding" if varies else "Accept-Encoding",
     }
-    return respond_encoded(request, page, content_type=HTML, caching=caching, headers=_SECURITY)
+    return respond_encoded(
+        request,
+        page,
+        content_type=HTML,
+        caching=caching,
+        headers=_SECURITY,
+        last_modified=last_changed(snapshot.document),
+    )
+
+
+async def year_page(request: web.Request) -> web.Response:
+    """``/database/YYYY/``: a year's months with their statistics; 404 for a year without."""
+    snapshot = request.app[MANIFEST].snapshot
+    page = request.app[DATABASE_PAGE].year(snapshot, int(request.match_info["year"]))
+    if page is None:
+        raise web.HTTPNotFound()
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=60",
+        hdrs.VARY: "Accept-Encoding",
+    }
+    return respond_encoded(
+        request,
+        page,
+        content_type=HTML,
+        caching=caching,
+        headers=_SECURITY,
+        last_modified=last_changed(snapshot.document),
+    )
+
+
+async def to_year_page(request: web.Request) -> web.Response:
+    return web.Response(
+        status=301, headers={hdrs.LOCATION: f"/database/{request.match_info['year']}/"}
+    )
 
 
 @functools.cache
@@ -69,8 +119,52 @@ async def profile_page(request: web.Request) -> web.Response:
         hdrs.VARY: "Accept-Encoding",
     }
     return respond_encoded(
-        request, _profile_page(), content_type=HTML, caching=caching, headers=_SECURITY
+        request,
+        _profile_page(),
+        content_type=HTML,
+        caching=caching,
+        headers=_SECURITY,
+        last_modified=PROFILE_REVISED,
     )
+
+
+ROBOTS = b"""# The public pages and the archives may be crawled; the operators' area may not.
+User-agent: *
+Allow: /database/
+Allow: /api/v1/database/
+Disallow: /ops/
+"""
+
+
+@functools.cache
+def _robots() -> Encoded:
+    return encode(ROBOTS)
+
+
+async def robots_txt(request: web.Request) -> web.Response:
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=86400",
+        hdrs.VARY: "Accept-Encoding",
+    }
+    return respond_encoded(
+        request, _robots(), content_type="text/plain; charset=utf-8", caching=caching
+    )
+
+
+async def favicon(request: web.Request) -> web.Response:
+    """``/favicon.ico``: a Gomoku board corner with a black and a white stone (generated)."""
+    caching: dict[str, str] = {
+        hdrs.CACHE_CONTROL: "public, max-age=604800",
+        hdrs.VARY: "Accept-Encoding",
+    }
+    return respond_encoded(
+        request, _favicon(), content_type="image/vnd.microsoft.icon", caching=caching
+    )
+
+
+@functools.cache
+def _favicon() -> Encoded:
+    return encode(favicon_ico())
 
 
 async def to_database_page(request: web.Request) -> web.Response:

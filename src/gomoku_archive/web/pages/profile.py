@@ -37,6 +37,11 @@ EXAMPLE = GameRecord(
 """The profile's documented example game, written by the real writer."""
 
 
+PROFILE_REVISED = datetime(2026, 12, 2, tzinfo=UTC)
+"""The profile page's Last-Modified (it is built from constants): change it with the page's
+text, so that mirrors (``wget -N``) fetch the page again."""
+
+
 def example_line() -> str:
     return game_line(EXAMPLE)
 

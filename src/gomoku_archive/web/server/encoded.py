@@ -10,6 +10,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from aiohttp import hdrs, web
@@ -76,16 +77,18 @@ def respond_encoded(
     content_type: str,
     caching: Mapping[str, str],
     headers: Mapping[str, str] | None = None,
+    last_modified: datetime | None = None,
 ) -> web.Response:
     """200 (gzip-coded when the client accepts it), 304 or 412. ``caching`` must carry
     ``Vary: Accept-Encoding`` (and whatever else the body depends on); ``headers`` go with a
-    200 only, like the content type."""
+    200 only, like the content type. ``last_modified`` is sent as Last-Modified and answers
+    If-Modified-Since (the ETag still decides when both are sent, RFC 9110 §13.2.2)."""
     body, etag, coding = negotiate(request, encoded)
     content: dict[str, str] = {hdrs.CONTENT_TYPE: content_type, **(headers or {}), **coding}
     return respond_bytes(
         request,
         body,
-        Representation(etag, len(body), ranges=False),
+        Representation(etag, len(body), last_modified=last_modified, ranges=False),
         caching=caching,
         content=content,
     )
