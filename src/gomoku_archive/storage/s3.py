@@ -79,6 +79,16 @@ class ReadBack:
     etag: str
 
 
+def object_key(prefix: str, file_name: str) -> str:
+    """Where a file lives in the bucket: ``S3_PREFIX`` + its name."""
+    return prefix + file_name
+
+
+def cdn_address(cdn_base: str, key: str) -> str:
+    """An object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
+    return f"{cdn_base.rstrip('/')}/{quote(key)}"
+
+
 def sha256_b64(data: bytes | memoryview) -> str:
     """The base64 SHA-256 S3 expects in ``ChecksumSHA256``."""
     return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
@@ -176,7 +186,7 @@ class S3Store:
     # --- names and addresses --------------------------------------------------------------
 
     def key_for(self, file_name: str) -> str:
-        return self.prefix + file_name
+        return object_key(self.prefix, file_name)
 
     @property
     def behind_cdn(self) -> bool:
@@ -184,7 +194,7 @@ class S3Store:
 
     def cdn_url(self, key: str) -> str | None:
         """The object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
-        return None if self._cdn_base is None else f"{self._cdn_base}/{quote(key)}"
+        return None if self._cdn_base is None else cdn_address(self._cdn_base, key)
 
     def public_url(self, key: str) -> str:
         """Where a redirect sends a client: under ``CDN_BASE_URL`` when set, else a presigned
