@@ -122,7 +122,12 @@ async def follow(api: Any, url: str) -> tuple[int, str]:
 
 
 async def test_upload_verify_scrub_and_redirect(
-    db_dsn: str, pool: Pool, store: Store, s3_settings: Settings, mirror: ArchiveMirror
+    db_dsn: str,
+    pool: Pool,
+    store: Store,
+    s3_settings: Settings,
+    mirror: ArchiveMirror,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     big = await publish_bytes(pool, "2026-08", random_bytes(BIG, seed=81))
     small = await publish_bytes(pool, "2026-09", random_bytes(70_000, seed=82))
@@ -149,6 +154,9 @@ async def test_upload_verify_scrub_and_redirect(
             assert await follow(api, url) == (200, row.sha256), store.name
             line = checksum_line(str(row.file_name), str(row.sha256)).encode()
             assert await follow(api, url + ".sha256") == (200, hashlib.sha256(line).hexdigest())
+    logged = capsys.readouterr()
+    assert "http_request" in logged.out, "the access log was captured"
+    assert "Signature" not in logged.out + logged.err, "a presigned URL is never logged"
 
 
 async def test_a_deleted_or_changed_copy_is_withdrawn_by_the_head_check(
