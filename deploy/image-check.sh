@@ -41,9 +41,15 @@ command -v psql >/dev/null || apt_install postgresql-client
 ensure_services
 
 mkdir -p "$WORK/storage" "$WORK/run"
+# Explicit limits, no higher than this shell's own hard limits (a container may not raise them;
+# runc here could not set nproc above about 20,000 even under the hard limit).
+NOFILE="$(ulimit -Hn)"; [ "$NOFILE" = unlimited ] && NOFILE=1048576
+[ "$NOFILE" -gt 16384 ] && NOFILE=16384
+NPROC="$(ulimit -Hu)"; [ "$NPROC" = unlimited ] && NPROC=65536
+[ "$NPROC" -gt 4096 ] && NPROC=4096
 cat > "$WORK/containers.conf" <<EOF
 [containers]
-default_ulimits = ["nofile=65536:65536", "nproc=65536:65536"]
+default_ulimits = ["nofile=$NOFILE:$NOFILE", "nproc=$NPROC:$NPROC"]
 log_driver = "k8s-file"
 [engine]
 runtime = "runc"
@@ -82,8 +88,12 @@ if ! podman image exists "$BASE_TAG"; then
             || { tail -20 "$WORK/debootstrap.log"; exit 1; }
         rm -rf "$ROOTFS/var/cache/apt/archives"/*.deb "$ROOTFS/var/lib/apt/lists"/*
     fi
+    # This machine's trust store, so pip in the build reaches PyPI through whatever TLS proxy
+    # this machine trusts (the real base image would carry the public roots only).
+    cp /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
     tar -C "$ROOTFS" -c . | podman import \
-        --change 'CMD ["python3"]' --change 'ENV LANG=C.UTF-8' - "$BASE_TAG" >/dev/null
+        --change 'CMD ["python3"]' --change 'ENV LANG=C.UTF-8' \
+        --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt' - "$BASE_TAG" >/dev/null
 fi
 podman run --rm "$BASE_TAG" python --version
 
