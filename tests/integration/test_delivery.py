@@ -412,3 +412,36 @@ async def test_a_wiped_store_stops_being_redirected_to_within_the_check_period(
     assert object_bytes(
         store.endpoint, str(s3_settings.s3_bucket), f"db/{row.file_name}", store.credentials
     ) == random_bytes(80_000, seed=89)
+
+
+async def test_an_api_without_credentials_to_sign_with_serves_the_file_itself(
+    db_dsn: str,
+    pool: Pool,
+    settings: Settings,
+    moto_store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    store = moto_store
+    for name, value in store.credentials.items():
+        monkeypatch.setenv(name, value)
+    s3_settings = dataclasses.replace(
+        settings,
+        s3_bucket=new_bucket(store.endpoint, store.credentials),
+        s3_prefix="db/",
+        s3_endpoint_url=store.endpoint,
+    )
+    row = await publish_bytes(pool, "2026-08", random_bytes(50_000, seed=90))
+    s3 = S3Store(s3_settings)
+    try:
+        await ArchiveMirror(pool, s3).mirror(row.id)
+    finally:
+        s3.close()
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    async with serving(db_dsn, pool, settings=s3_settings) as api:
+        url = f"/api/v1/database/files/{row.file_name}"
+        assert await follow(api, url) == (200, row.sha256), "served here, not a 500"

@@ -199,15 +199,18 @@ class S3Store:
     def public_url(self, key: str) -> str:
         """Where a redirect sends a client: under ``CDN_BASE_URL`` when set, else a presigned
         GET of the object valid for ``S3_PRESIGN_SECONDS``. The URL carries a signature: it
-        is never logged."""
+        is never logged. Raises ``MirrorFailed`` when there are no credentials to sign with."""
         cdn = self.cdn_url(key)
         if cdn is not None:
             return cdn
-        url: str = self._urls.generate_presigned_url(
-            "get_object",
-            Params={"Bucket": self.bucket, "Key": key},
-            ExpiresIn=self.presign_seconds,
-        )
+        try:
+            url: str = self._urls.generate_presigned_url(
+                "get_object",
+                Params={"Bucket": self.bucket, "Key": key},
+                ExpiresIn=self.presign_seconds,
+            )
+        except botocore.exceptions.BotoCoreError as exc:  # no credentials to sign with
+            raise _failure(exc, "sign a URL of", self.where(key)) from exc
         return url
 
     def where(self, key: str) -> str:

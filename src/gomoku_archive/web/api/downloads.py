@@ -21,6 +21,7 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.http.conditions import Representation, strong_etag
 from gomoku_archive.http.headers import (
     ARCHIVE_CONTENT_TYPE,
@@ -146,7 +147,11 @@ def _mirror_url(request: web.Request, row: ArchiveRow, suffix: str = "") -> str 
     key = store.key_for(row.file_name)
     if row.mirror.not_redirected_because(store.bucket, key, store.cdn_url(key)) is not None:
         return None
-    return store.public_url(key + suffix)
+    try:
+        return store.public_url(key + suffix)
+    except MirrorFailed as exc:  # the API has no credentials to sign with: serve it here
+        log.warning("download_not_redirected", file=row.file_name, error=str(exc))
+        return None
 
 
 def redirect_cache_control(*, presigned: bool, presign_seconds: int) -> str:
