@@ -100,20 +100,23 @@ podman run --rm "$BASE_TAG" python --version
 # --- the image, from deploy/Dockerfile unchanged ------------------------------------------------
 step "podman build -f deploy/Dockerfile (unchanged)"
 git diff --quiet HEAD -- deploy/Dockerfile || echo "    note: deploy/Dockerfile has uncommitted changes"
-podman build --quiet -f deploy/Dockerfile -t "$IMAGE" \
+# Docker's image format: OCI's has no HEALTHCHECK, and it is part of what is checked.
+podman build --quiet --format docker -f deploy/Dockerfile -t "$IMAGE" \
     --build-arg REVISION="$(git rev-parse --short HEAD)" . >/dev/null
 podman image inspect "$IMAGE" --format 'user {{.Config.User}}, entrypoint {{.Config.Entrypoint}}, cmd {{.Config.Cmd}}, healthcheck {{.Config.Healthcheck.Test}}'
 
 # --- a database and a private Redis -----------------------------------------------------------
 step "a database ($DB) on the machine's PostgreSQL and a private Redis on :$REDIS_PORT"
-psql "$PG_ADMIN" -qc "CREATE DATABASE $DB" >/dev/null
-psql "$PG_BASE/$DB" -q -f src/gomoku_archive/db/reference/games.sql >/dev/null
+psql "$PG_ADMIN" -qc "CREATE DATABASE $DB" >/dev/null  # seed-demo creates the games table
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
     --logfile "$WORK/redis.log" >/dev/null
 for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 # As the chart's pods run: uid 10001, read-only root, nothing but /tmp writable, no capabilities.
+# (--health-interval disable: no systemd here for podman's timers; `podman healthcheck run`
+# still runs the image's HEALTHCHECK by hand.)
 POD_FLAGS=(--network host --user 10001:10001 --read-only --read-only-tmpfs=false
+    --health-interval disable
     --tmpfs /tmp:rw,size=64m --cap-drop ALL --security-opt no-new-privileges
     -e "DATABASE_URL=$PG_BASE/$DB" -e "REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
     -e "EXPORT_FIRST_MONTH=2026-08" -e "LOG_LEVEL=INFO")
@@ -133,7 +136,7 @@ echo "$out" | grep -F "DOWNLOAD_CACHE_DIR /var/cache/gomoku-archive cannot be us
 step "serve (PORT=$API_PORT, the cache on its own tmpfs as the chart's emptyDir)"
 podman run -d --name "$API" "${POD_FLAGS[@]}" -e PORT="$API_PORT" \
     -e DOWNLOAD_CACHE_DIR=/var/cache/gomoku-archive \
-    --tmpfs /var/cache/gomoku-archive:rw,size=256m,uid=10001,gid=10001 \
+    --tmpfs /var/cache/gomoku-archive:rw,size=256m,mode=1777 \
     -e SHUTDOWN_DRAIN_SECONDS=3 "$IMAGE" >/dev/null
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 curl -fsS "http://127.0.0.1:$API_PORT/readyz"; echo
