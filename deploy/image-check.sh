@@ -147,7 +147,7 @@ step "worker (exports the month), and its liveness check"
 podman run -d --name "$WORKER" "${POD_FLAGS[@]}" "$IMAGE" worker --grace 10 >/dev/null
 for _ in $(seq 1 150); do
     file="$(curl -fsS "http://127.0.0.1:$API_PORT/api/v1/database" 2>/dev/null \
-        | python3 -c 'import json,sys; m=json.load(sys.stdin)["months"]; print(m[0]["file"] if m and m[0].get("file") else "")' 2>/dev/null || true)"
+        | python3 -c 'import json,sys; print(next((m["file"] for m in json.load(sys.stdin)["months"] if m.get("file")), ""))' 2>/dev/null || true)"
     [ -n "$file" ] && break
     sleep 1
 done
