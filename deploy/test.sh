@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what it needs, starts PostgreSQL and
-# Redis if they are down, fetches helm for the chart tests, then runs ruff, mypy (strict),
+# Redis if they are down, fetches helm, promtool and checkov for the chart tests and s3rver for
+# the mirror's second S3 implementation, then runs ruff, mypy (strict),
 # lint-imports, a strict build of the docs (a broken link fails) and pytest. Extra arguments go
 # to pytest.
 set -euo pipefail
@@ -12,6 +13,9 @@ ensure_chromium
 ensure_browser_checks
 ensure_tools
 ensure_helm
+ensure_promtool
+ensure_checkov
+ensure_s3rver
 log "ruff check, ruff format --check"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .

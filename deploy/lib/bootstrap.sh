@@ -136,3 +136,60 @@ PY
     rm -rf "$download"
     "$HELM" version --short >&2
 }
+
+# promtool, for the chart's PrometheusRule (`promtool check rules`, `promtool test rules`): the
+# binary from Debian's `prometheus` package, unpacked from the .deb into .cache/prometheus/
+# rather than installed, so the Prometheus server's service is never set up or started.
+PROMTOOL_DEB_VERSION="2.42.0+ds-5+deb12u1"
+PROMTOOL="$ROOT/.cache/prometheus/usr/bin/promtool"
+
+ensure_promtool() {
+    [ -x "$PROMTOOL" ] && return 0
+    log "unpacking promtool from Debian's prometheus package ($PROMTOOL_DEB_VERSION)"
+    local dir="$ROOT/.cache/prometheus"
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    # apt's sandbox user may not write into the work tree: download in a scratch directory.
+    local scratch
+    scratch="$(mktemp -d)"
+    chmod 0777 "$scratch"
+    (cd "$scratch" && apt-get download -qq "prometheus=$PROMTOOL_DEB_VERSION" 2>/dev/null \
+        || apt-get download -qq prometheus)
+    dpkg-deb -x "$scratch"/prometheus_*.deb "$dir"
+    rm -rf "$scratch"
+    "$PROMTOOL" --version >&2
+}
+
+# checkov, for the chart's security scan. Its own virtualenv in .cache/checkov/: checkov pins
+# boto3, packaging and networkx to versions the service's own pins exclude, so it cannot share
+# .venv (pinned here instead of deploy/constraints.txt).
+CHECKOV_VERSION="3.3.30"
+CHECKOV="$ROOT/.cache/checkov/venv/bin/checkov"
+
+ensure_checkov() {
+    if [ -x "$CHECKOV" ] && "$CHECKOV" --version 2>/dev/null | grep -qx "$CHECKOV_VERSION"; then
+        return 0
+    fi
+    log "installing checkov $CHECKOV_VERSION into .cache/checkov/"
+    python3 -m venv "$ROOT/.cache/checkov/venv"
+    "$ROOT/.cache/checkov/venv/bin/python" -m pip install -q --disable-pip-version-check \
+        "checkov==$CHECKOV_VERSION"
+}
+
+# s3rver, a second S3 implementation (Node) the mirror's tests run beside moto, from the npm
+# registry into .cache/s3rver/ (ignored by git).
+S3RVER_VERSION="3.7.1"
+S3RVER="$ROOT/.cache/s3rver/node_modules/s3rver/bin/s3rver.js"
+
+ensure_s3rver() {
+    command -v npm >/dev/null || apt_install nodejs npm
+    if [ -f "$S3RVER" ] && grep -q "\"version\": \"$S3RVER_VERSION\"" \
+        "$ROOT/.cache/s3rver/node_modules/s3rver/package.json" 2>/dev/null; then
+        return 0
+    fi
+    log "installing s3rver $S3RVER_VERSION into .cache/s3rver/"
+    mkdir -p "$ROOT/.cache/s3rver"
+    npm install --prefix "$ROOT/.cache/s3rver" --no-audit --no-fund --silent \
+        "s3rver@$S3RVER_VERSION" >&2
+}

@@ -38,6 +38,16 @@ LogFormat = Literal["json", "console"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_OPS_TOKEN_LENGTH = 32
 MAX_EXPORT_PROCESSES = 64
+DEFAULT_PORT = 8080
+DEFAULT_S3_PRESIGN_SECONDS = 3600
+S3_MIN_PRESIGN_SECONDS = 60
+S3_MAX_PRESIGN_SECONDS = 7 * 24 * 3600
+"""SigV4's limit on a presigned URL's life."""
+DEFAULT_MIRROR_CHECK_SECONDS = 600
+MIN_MIRROR_CHECK_SECONDS = 5
+MAX_MIRROR_CHECK_SECONDS = 3600
+DEFAULT_SHUTDOWN_DRAIN_SECONDS = 5.0
+MAX_SHUTDOWN_DRAIN_SECONDS = 300.0
 
 
 def parse_size(text: str) -> int:
@@ -88,8 +98,16 @@ class Settings:
     bucket as a backup copy only."""
     s3_part_size: int = DEFAULT_S3_PART_SIZE
     """Bytes per multipart part: S3's 5 MiB minimum up to 5 GiB."""
+    s3_public_endpoint_url: str | None = None
+    """The store's endpoint as downloaders reach it, for the presigned URLs of redirects when it
+    differs from ``s3_endpoint_url`` (Compose: the host's published port); unset: the same."""
+    s3_presign_seconds: int = DEFAULT_S3_PRESIGN_SECONDS
+    """How long a redirect's presigned URL stays valid (no CDN)."""
     cdn_base_url: str | None = None
-    """Public base URL of the bucket's root behind a CDN, for redirects (keys are appended)."""
+    """Public base URL of the bucket's root behind a CDN, for redirects (keys are appended).
+    A copy is a redirect target only after an anonymous GET of its CDN URL read its bytes."""
+    mirror_check_seconds: int = DEFAULT_MIRROR_CHECK_SECONDS
+    """Period of the cheap check (HEAD) of every redirect target by the worker."""
     download_cache_dir: Path | None = None
     """A local directory where the API keeps verified copies of archives to serve with
     sendfile (archives are immutable and content-addressed); off when unset."""
@@ -102,6 +120,13 @@ class Settings:
     trusted_proxies: tuple[IPNetwork, ...] = ()
     """Peers whose ``X-Forwarded-Proto``/``X-Forwarded-Host`` are believed when the origin is
     derived from the request."""
+    port: int = DEFAULT_PORT
+    """The API's TCP port (``serve --port`` overrides it; the image's health check reads it)."""
+    metrics_port: int | None = None
+    """A port of its own for ``/metrics`` (then not served on ``port``); unset: ``port``."""
+    shutdown_drain_seconds: float = DEFAULT_SHUTDOWN_DRAIN_SECONDS
+    """After SIGTERM the API fails ``/readyz`` but keeps accepting this long, so load
+    balancers take it out of rotation before it stops accepting."""
     log_format: LogFormat = "json"
     log_level: str = "INFO"
 
@@ -177,8 +202,35 @@ class Settings:
             self.download_cache_dir is None or self.download_cache_dir.is_absolute(),
             f"DOWNLOAD_CACHE_DIR must be an absolute path, got {str(self.download_cache_dir)!r}",
         )
+        check(
+            S3_MIN_PRESIGN_SECONDS <= self.s3_presign_seconds <= S3_MAX_PRESIGN_SECONDS,
+            f"S3_PRESIGN_SECONDS must be from {S3_MIN_PRESIGN_SECONDS} to "
+            f"{S3_MAX_PRESIGN_SECONDS} (SigV4's 7 days), got {self.s3_presign_seconds}",
+        )
+        check(
+            MIN_MIRROR_CHECK_SECONDS <= self.mirror_check_seconds <= MAX_MIRROR_CHECK_SECONDS
+            and (self.mirror_check_seconds < 60 or self.mirror_check_seconds % 60 == 0),
+            f"MIRROR_CHECK_SECONDS must be from {MIN_MIRROR_CHECK_SECONDS} to "
+            f"{MAX_MIRROR_CHECK_SECONDS}, whole minutes from 60 on, "
+            f"got {self.mirror_check_seconds}",
+        )
+        for name, port in (("PORT", self.port), ("METRICS_PORT", self.metrics_port)):
+            check(
+                port is None or 1 <= port <= 65535,
+                f"{name} must be a TCP port from 1 to 65535, got {port}",
+            )
+        check(
+            self.metrics_port is None or self.metrics_port != self.port,
+            "METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)",
+        )
+        check(
+            0 <= self.shutdown_drain_seconds <= MAX_SHUTDOWN_DRAIN_SECONDS,
+            f"SHUTDOWN_DRAIN_SECONDS must be from 0 to {MAX_SHUTDOWN_DRAIN_SECONDS:.0f}, "
+            f"got {self.shutdown_drain_seconds}",
+        )
         for name, url in (
             ("S3_ENDPOINT_URL", self.s3_endpoint_url),
+            ("S3_PUBLIC_ENDPOINT_URL", self.s3_public_endpoint_url),
             ("CDN_BASE_URL", self.cdn_base_url),
         ):
             check(
@@ -243,9 +295,20 @@ class Settings:
             ("OPS_TOKEN", "ops_token"),
             ("S3_BUCKET", "s3_bucket"),
             ("S3_ENDPOINT_URL", "s3_endpoint_url"),
+            ("S3_PUBLIC_ENDPOINT_URL", "s3_public_endpoint_url"),
             ("CDN_BASE_URL", "cdn_base_url"),
         ):
             parse(name, attribute, str)
+        for name, attribute in (
+            ("S3_PRESIGN_SECONDS", "s3_presign_seconds"),
+            ("MIRROR_CHECK_SECONDS", "mirror_check_seconds"),
+            ("PORT", "port"),
+            ("METRICS_PORT", "metrics_port"),
+        ):
+            parse(name, attribute, _integer(name))
+        parse(
+            "SHUTDOWN_DRAIN_SECONDS", "shutdown_drain_seconds", _seconds("SHUTDOWN_DRAIN_SECONDS")
+        )
         parse("EXPORT_FIRST_MONTH", "export_first_month", Month.parse)
         parse("EXPORT_PROCESSES", "export_processes", _whole_number("EXPORT_PROCESSES"))
         parse("S3_PREFIX", "s3_prefix", _prefix)
@@ -285,6 +348,28 @@ def _whole_number(name: str) -> Callable[[str], int]:
                 f"{name} must be a whole number from 1 to {MAX_EXPORT_PROCESSES}, got {text!r}"
             )
         return int(text)
+
+    return parse
+
+
+def _integer(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()):
+            raise ValueError(f"{name} must be a whole number, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def _seconds(name: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{name} must be a number of seconds, got {text!r}")
+        return value
 
     return parse
 

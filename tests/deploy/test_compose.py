@@ -53,7 +53,8 @@ def test_the_commands_are_the_right_ones() -> None:
 
 
 def test_the_api_publishes_the_port_it_listens_on() -> None:
-    port = parse_command(service("api")["command"]).port
+    given = parse_command(service("api")["command"]).port
+    port = given if given is not None else int(service("api")["environment"].get("PORT", 8080))
     published = [str(p) for p in service("api")["ports"]]
     assert published == [f"127.0.0.1:{port}:{port}"]
     assert f"127.0.0.1:{port}/" in " ".join(service("api")["healthcheck"]["test"])
@@ -123,3 +124,20 @@ def test_every_image_is_pinned_to_a_version() -> None:
     for name, spec in compose()["services"].items():
         image = spec["image"]
         assert ":" in image and not image.endswith(":latest"), f"{name}: {image}"
+
+
+def test_redirects_point_at_the_store_as_published_on_this_machine() -> None:
+    """A browser on the host follows a presigned URL of S3_PUBLIC_ENDPOINT_URL, which must be
+    the store's port as published there (http://s3:9000 resolves only inside Compose)."""
+    env = service("api")["environment"]
+    public = env["S3_PUBLIC_ENDPOINT_URL"].replace("${S3_PORT:-9000}", "9000")
+    assert public == "http://127.0.0.1:9000"
+    published = [str(p).replace("${S3_PORT:-9000}", "9000") for p in service("s3")["ports"]]
+    assert "127.0.0.1:9000:9000" in published
+    assert "--address :9000" in " ".join(service("s3")["command"])
+    assert env["S3_ENDPOINT_URL"] == "http://s3:9000", "the service itself uses the inner name"
+
+
+def test_the_api_is_stopped_only_after_its_drain_and_downloads() -> None:
+    stop = service("api")["stop_grace_period"]
+    assert stop.endswith("s") and int(stop[:-1]) > 5 + 30

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from gomoku_archive.settings import Settings
 from tests.deploy.deploy_support import DEPLOY, ROOT, parse_command, run_tool, tool
 from tests.docs_pages import DOCS, page
 
@@ -85,16 +86,29 @@ def test_one_image_whose_command_picks_the_process() -> None:
     runtime = dict(final_stage())
     assert json.loads(runtime["ENTRYPOINT"]) == ["gomoku-archive"]
     default = json.loads(runtime["CMD"])
-    assert default == ["serve", "--host", "0.0.0.0", "--port", "8080"]
-    assert parse_command(default).port == 8080
+    assert default == ["serve", "--host", "0.0.0.0"]
+    assert parse_command(default).port is None, "the port is the PORT setting"
+    assert image_settings().port == 8080
     for command in (["worker"], ["migrate"], ["worker", "--check"]):
         parse_command(command)
-    assert runtime["EXPOSE"] == "8080"
+    assert runtime["EXPOSE"] == str(image_settings().port)
 
 
-def test_healthcheck_asks_the_api_for_healthz_on_its_port() -> None:
+def image_settings() -> Settings:
+    """The settings the image's ENV gives the program."""
+    env = dict(final_stage())["ENV"]
+    pairs = dict(re.findall(r"([A-Z_]+)=(\S+)", env))
+    return Settings.from_env({k: v for k, v in pairs.items() if k != "PATH"}, isatty=False)
+
+
+def test_healthcheck_follows_the_port_setting() -> None:
     healthcheck = dict(final_stage())["HEALTHCHECK"]
-    assert "http://127.0.0.1:8080/healthz" in healthcheck
+    command = json.loads(healthcheck.split("CMD", 1)[1])
+    assert command[0] == "gomoku-archive"
+    check = parse_command(command[1:])
+    assert (check.command, check.check, check.port) == ("serve", True, None)
+    assert "8080" not in healthcheck, "the port comes from PORT, not the check's text"
+    assert dict(final_stage())["EXPOSE"] == str(image_settings().port)
 
 
 def test_oci_labels() -> None:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gomoku_archive.cli.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
+from gomoku_archive.settings import Settings
 from gomoku_archive.web.metrics import Metrics
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
@@ -33,7 +34,13 @@ pytestmark = pytest.mark.slow
 
 KUBERNETES_VERSIONS = ("1.29", "1.33")
 EXISTING_SECRET = ("--set", "secrets.existingSecret=archive-credentials")
-VARIANTS = {"default": (), "full": ("-f", str(FULL_VALUES)), "existing-secret": EXISTING_SECRET}
+DEFAULT_VALUES = ("-f", str(CHART / "ci" / "default-values.yaml"))
+"""Only the required secrets: the chart has no default credentials."""
+VARIANTS = {
+    "default": DEFAULT_VALUES,
+    "full": ("-f", str(FULL_VALUES)),
+    "existing-secret": EXISTING_SECRET,
+}
 REMOVED_API_VERSIONS = {
     "extensions/v1beta1",
     "apps/v1beta1",
@@ -85,14 +92,14 @@ def test_the_schema_rejects_bad_values(helm: Helm) -> None:
         "api.autoscaling.enabled=maybe",
         "nosuchvalue=1",
     ):
-        done = helm.run("template", "x", str(CHART), "--set", bad)
+        done = helm.run("template", "x", str(CHART), *DEFAULT_VALUES, "--set", bad)
         assert done.returncode != 0, bad
         assert "values don't meet the specifications of the schema" in done.stderr, bad
 
 
 def test_a_worker_killed_before_its_grace_ends_is_refused(helm: Helm) -> None:
     done = helm.run(
-        "template", "x", str(CHART), "--set", "worker.graceSeconds=60",
+        "template", "x", str(CHART), *DEFAULT_VALUES, "--set", "worker.graceSeconds=60",
         "--set", "worker.terminationGracePeriodSeconds=60",
     )  # fmt: skip
     assert done.returncode != 0
@@ -172,7 +179,10 @@ def test_every_pod_is_locked_down(rendered: dict[str, list[Manifest]], variant: 
             mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
             assert mounts.get("/tmp") in tmp_volumes, f"{name}: /tmp is an emptyDir"
             assert container["resources"]["requests"], name
-            assert container["image"] == "ghcr.io/gomoku-party/gomoku-archive:1.0.0"
+            assert container["image"] in (
+                "ghcr.io/gomoku-party/gomoku-archive:1.0.0",
+                "ghcr.io/gomoku-party/gomoku-archive@sha256:" + "0123456789abcdef" * 4,
+            )
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -192,19 +202,28 @@ def test_containers_run_real_commands_with_real_settings(
     assert commands["api"].host == "0.0.0.0"
 
 
+def env_of(container: Manifest) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
 def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> None:
     manifests = rendered["default"]
     api = find(manifests, "Deployment", f"{FULLNAME}-api")
     (container,) = api["spec"]["template"]["spec"]["containers"]
-    port = parse_command(container["args"]).port
-    assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
+    assert parse_command(container["args"]).port is None, "the port is the PORT setting"
+    env = Settings.from_env(env_of(container), isatty=False)
+    assert container["ports"] == [
+        {"name": "http", "containerPort": env.port, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": env.metrics_port, "protocol": "TCP"},
+    ]
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert api["spec"]["replicas"] == 2
-    # Downloads in flight may take the serve command's whole shutdown timeout after SIGTERM.
+    # The drain, then downloads in flight may take the serve command's whole shutdown timeout.
     assert api["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > (
-        SHUTDOWN_TIMEOUT_SECONDS
+        env.shutdown_drain_seconds + SHUTDOWN_TIMEOUT_SECONDS
     )
+    assert env.shutdown_drain_seconds == 5
     service = find(manifests, "Service")
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     assert (
@@ -219,10 +238,95 @@ def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> Non
     assert pdb["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
 
 
+def test_a_drain_that_outlasts_the_grace_period_is_refused(helm: Helm) -> None:
+    done = helm.run(
+        "template", "x", str(CHART), *DEFAULT_VALUES, "--set", "api.drainSeconds=20",
+        "--set", "api.terminationGracePeriodSeconds=45",
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "must exceed api.drainSeconds + 30" in done.stderr
+    manifests = helm.template(*DEFAULT_VALUES, "--set", "api.drainSeconds=20",
+                              "--set", "api.terminationGracePeriodSeconds=60")  # fmt: skip
+    (container,) = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert env_of(container)["SHUTDOWN_DRAIN_SECONDS"] == "20"
+
+
+def test_the_pdb_never_blocks_a_drain_of_one_replica(helm: Helm) -> None:
+    manifests = helm.template(*DEFAULT_VALUES, "--set", "api.replicas=1")
+    pdb = find(manifests, "PodDisruptionBudget")["spec"]
+    assert "minAvailable" not in pdb
+    assert pdb["maxUnavailable"] >= 1, "one pod may always be evicted"
+
+
+def test_credentials_have_no_defaults(helm: Helm) -> None:
+    done = helm.run("template", "x", str(CHART))
+    assert done.returncode != 0
+    assert "secrets.databaseUrl (or secrets.existingSecret) is required" in done.stderr
+    done = helm.run("template", "x", str(CHART), "--set", "secrets.databaseUrl=postgresql://d/x")
+    assert "secrets.redisUrl (or secrets.existingSecret) is required" in done.stderr
+    values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    assert not any(values["secrets"].values()), "no credential has a default"
+
+
+def test_the_migration_ends_before_helm_gives_up() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    assert values["migrations"]["activeDeadlineSeconds"] < 300, "Helm's default --timeout"
+
+
+def test_public_origin_proxies_and_extra_env_reach_the_pods(helm: Helm) -> None:
+    manifests = helm.template(
+        *DEFAULT_VALUES,
+        "--set", "config.publicBaseUrl=https://archive.example.com",
+        "--set", "config.trustedProxies=10.0.0.0/8",
+        "--set", "extraEnv[0].name=S3_PRESIGN_SECONDS", "--set-string", "extraEnv[0].value=900",
+    )  # fmt: skip
+    config = find(manifests, "ConfigMap")["data"]
+    assert config["PUBLIC_BASE_URL"] == "https://archive.example.com"
+    assert config["TRUSTED_PROXIES"] == "10.0.0.0/8"
+    for name, spec in pod_specs(manifests):
+        (container,) = spec["containers"]
+        assert {"name": "S3_PRESIGN_SECONDS", "value": "900"} in container["env"], name
+    settings = Settings.from_env(config, isatty=False)
+    assert settings.public_base_url == "https://archive.example.com"
+
+
+def test_an_image_digest_pins_the_image(helm: Helm) -> None:
+    digest = "sha256:" + "ab" * 32
+    manifests = helm.template(*DEFAULT_VALUES, "--set", f"image.digest={digest}")
+    for name, spec in pod_specs(manifests):
+        (container,) = spec["containers"]
+        assert container["image"] == f"ghcr.io/gomoku-party/gomoku-archive@{digest}", name
+
+
+def test_the_download_cache_is_requested_as_ephemeral_storage(
+    rendered: dict[str, list[Manifest]],
+) -> None:
+    api = find(rendered["default"], "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"]
+    (container,) = api["containers"]
+    (cache,) = [v for v in api["volumes"] if v["name"] == "download-cache"]
+    assert container["resources"]["requests"]["ephemeral-storage"] == cache["emptyDir"]["sizeLimit"]
+
+
+def test_pods_roll_when_an_existing_secret_changes(helm: Helm, tmp_path: Path) -> None:
+    # `lookup` reads the Secret from the cluster at install/upgrade time; `helm template` has no
+    # cluster, so the annotation must at least be there and differ from the own Secret's.
+    own = helm.template(*DEFAULT_VALUES)
+    existing = helm.template(*EXISTING_SECRET)
+    for manifests in (own, existing):
+        for kind in ("api", "worker"):
+            pod = find(manifests, "Deployment", f"{FULLNAME}-{kind}")["spec"]["template"]
+            assert re.fullmatch(r"[0-9a-f]{64}", pod["metadata"]["annotations"]["checksum/secret"])
+    helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
+    assert 'lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret' in helpers
+
+
 def test_api_probes_can_be_turned_off(helm: Helm) -> None:
     manifests = helm.template(
-        "--set", "api.readinessProbe.enabled=false", "--set", "api.livenessProbe.enabled=false"
-    )
+        *DEFAULT_VALUES,
+        "--set", "api.readinessProbe.enabled=false", "--set", "api.livenessProbe.enabled=false",
+    )  # fmt: skip
     (container,) = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"][
         "containers"
     ]
@@ -331,9 +435,26 @@ def test_service_monitor_scrapes_the_api(rendered: dict[str, list[Manifest]]) ->
     )
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["path"] == "/metrics"
+    assert endpoint["port"] == "metrics"
     assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
     assert monitor["metadata"]["labels"]["release"] == "prometheus"
+
+
+def test_the_ingress_does_not_route_metrics(rendered: dict[str, list[Manifest]]) -> None:
+    manifests = rendered["full"]
+    ingress = find(manifests, "Ingress")
+    ports = {
+        path["backend"]["service"]["port"]["name"]
+        for rule in ingress["spec"]["rules"]
+        for path in rule["http"]["paths"]
+    }
+    assert ports == {"http"}
+    api = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"]
+    (container,) = api["containers"]
+    settings = Settings.from_env(env_of(container), isatty=False)
+    http = next(p for p in container["ports"] if p["name"] == "http")["containerPort"]
+    assert settings.metrics_port is not None and settings.metrics_port != http
 
 
 def test_prometheus_rule_alerts_on_metrics_the_api_exports(
@@ -343,7 +464,8 @@ def test_prometheus_rule_alerts_on_metrics_the_api_exports(
     alerts = {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
     assert set(alerts) == {
         "GomokuArchiveMonthUnpublished", "GomokuArchiveExportsFailing",
-        "GomokuArchiveFreshnessUnknown",
+        "GomokuArchiveFreshnessUnknown", "GomokuArchiveMetricsAbsent",
+        "GomokuArchiveNoLiveWorker", "GomokuArchiveMirrorFailing",
     }  # fmt: skip
     exported = {name for metric in Metrics().registry.collect() for name in
                 [metric.name, *(s.name for s in metric.samples)]}  # fmt: skip
@@ -351,7 +473,7 @@ def test_prometheus_rule_alerts_on_metrics_the_api_exports(
         used = set(re.findall(r"\bgomoku_[a-z_]+", alert["expr"]))
         assert used and used <= exported, alert["expr"]
         assert f'namespace="{NAMESPACE}"' in alert["expr"]
-        assert f'service="{FULLNAME}-api"' in alert["expr"]
+        assert f'job="{FULLNAME}-api"' in alert["expr"]
         assert alert["labels"]["severity"] == "warning"
         assert alert["annotations"]["summary"]
     unpublished = alerts["GomokuArchiveMonthUnpublished"]["expr"]
@@ -427,3 +549,54 @@ def test_chart_metadata() -> None:
     project = (CHART.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     version = re.search(r'^version = "([^"]+)"', project, re.MULTILINE)
     assert version and chart["appVersion"] == version.group(1), "the image tag is the app version"
+
+
+# --- checkov ------------------------------------------------------------------------------------
+
+CHECKOV = CHART.parents[1] / ".cache" / "checkov" / "venv" / "bin" / "checkov"
+
+
+def checkov_skips() -> dict[str, str]:
+    """The checks the chart's README justifies skipping, with the reason."""
+    readme = (CHART / "README.md").read_text(encoding="utf-8")
+    table = readme.split("<!-- checkov-skips -->")[1].split("<!-- /checkov-skips -->")[0]
+    return dict(re.findall(r"^\| `(CKV2?_K8S_\d+)` \| (.+) \|$", table, re.MULTILINE))
+
+
+@pytest.fixture(scope="module")
+def checkov() -> str:
+    if not CHECKOV.exists():
+        done = run_tool("bash", "-c", "source deploy/lib/bootstrap.sh && ensure_checkov",
+                        timeout=900)  # fmt: skip
+        assert done.returncode == 0 and CHECKOV.exists(), done.stdout + done.stderr
+    return str(CHECKOV)
+
+
+@pytest.mark.parametrize("variant", ["default", "full"])
+def test_checkov_finds_nothing_unjustified(
+    helm: Helm, checkov: str, variant: str, tmp_path: Path
+) -> None:
+    skips = checkov_skips()
+    assert len(skips) >= 4 and all(len(reason) > 40 for reason in skips.values())
+    manifest = tmp_path / f"{variant}.yaml"
+    manifest.write_text(helm.template_text(*VARIANTS[variant]))
+    done = run_tool(
+        checkov, "-f", str(manifest), "--framework", "kubernetes", "--compact", "--quiet",
+        "--skip-download", "--skip-check", ",".join(sorted(skips)), timeout=600,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert re.search(r"Passed checks: [1-9]\d*, Failed checks: 0,", output), output
+
+
+def test_checkov_really_fails_a_privileged_pod(checkov: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: games}\n"
+        "spec:\n  containers:\n    - name: x\n      image: busybox\n"
+        "      securityContext: {privileged: true}\n"
+    )
+    done = run_tool(checkov, "-f", str(bad), "--framework", "kubernetes", "--compact",
+                    "--quiet", "--skip-download", timeout=600)  # fmt: skip
+    assert done.returncode != 0
+    assert "CKV_K8S_16" in done.stdout  # privileged containers

@@ -150,6 +150,8 @@ class ServerProcess:
             "DATABASE_URL": database_url,
             "LOG_FORMAT": "json",
             "LOG_LEVEL": "INFO",
+            # No drain unless a test asks for one: the stop tests are about what follows it.
+            "SHUTDOWN_DRAIN_SECONDS": "0",
             **(extra_env or {}),
         }
         self.proc: subprocess.Popen[bytes] | None = None

@@ -1,6 +1,7 @@
-"""A real S3-compatible server for the mirror's tests: moto in server mode (``moto_server``),
-started as a separate process on a loopback port, plus a TCP relay in front of it that a test
-can cut mid-transfer (the store vanishing under an upload, its state kept)."""
+"""Real S3-compatible servers for the mirror's tests: moto in server mode (``moto_server``) and,
+as a second, independent implementation, the npm package s3rver (``s3rver_server``), each
+started as a separate process on a loopback port; plus a TCP relay in front of a store that a
+test can cut mid-transfer (the store vanishing under an upload, its state kept)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ import botocore.exceptions
 from tests.integration.conftest import free_port
 
 MOTO_SERVER = Path(sys.executable).with_name("moto_server")
+ROOT = Path(__file__).resolve().parents[2]
+S3RVER = ROOT / ".cache" / "s3rver" / "node_modules" / "s3rver" / "bin" / "s3rver.js"
+S3RVER_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "S3RVER",
+    "AWS_SECRET_ACCESS_KEY": "S3RVER",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+"""s3rver's own fixed key pair: it checks signatures against it."""
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -88,25 +97,61 @@ def running_moto(*, auth: bool = False) -> Iterator[MotoServer]:
         server.stop()
 
 
-def client(endpoint: str) -> Any:
+@contextlib.contextmanager
+def s3rver_server(data_dir: Path) -> Iterator[str]:
+    """s3rver (Node) as a separate process on a loopback port, its objects under ``data_dir``;
+    yields its endpoint URL. ``deploy/test.sh`` installs it (``ensure_s3rver``); the tests run
+    that function when it is missing and fail, never skip, without it."""
+    if not S3RVER.exists():
+        done = subprocess.run(
+            ["bash", "-c", "source deploy/lib/bootstrap.sh && ensure_s3rver"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0 and S3RVER.exists(), done.stdout + done.stderr
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        ["node", str(S3RVER), "-d", str(data_dir), "-a", "127.0.0.1", "-p", str(port), "--silent"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client(endpoint, S3RVER_CREDENTIALS).list_buckets()
+                break
+            except botocore.exceptions.EndpointConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def client(endpoint: str, credentials: dict[str, str] = CREDENTIALS) -> Any:
     """A plain boto3 client: the tests' independent view of the bucket."""
     return boto3.client(
         "s3",
         endpoint_url=endpoint,
-        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=CREDENTIALS["AWS_DEFAULT_REGION"],
+        aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
+        region_name=credentials["AWS_DEFAULT_REGION"],
     )
 
 
-def new_bucket(endpoint: str) -> str:
+def new_bucket(endpoint: str, credentials: dict[str, str] = CREDENTIALS) -> str:
     name = f"gpa-test-{uuid.uuid4().hex[:12]}"
-    client(endpoint).create_bucket(Bucket=name)
+    client(endpoint, credentials).create_bucket(Bucket=name)
     return name
 
 
-def object_bytes(endpoint: str, bucket: str, key: str) -> bytes:
-    body: bytes = client(endpoint).get_object(Bucket=bucket, Key=key)["Body"].read()
+def object_bytes(
+    endpoint: str, bucket: str, key: str, credentials: dict[str, str] = CREDENTIALS
+) -> bytes:
+    body: bytes = client(endpoint, credentials).get_object(Bucket=bucket, Key=key)["Body"].read()
     return body
 
 

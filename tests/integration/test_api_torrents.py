@@ -119,7 +119,7 @@ async def test_web_seed_under_public_base_url(db_dsn: str, pool: Pool, months: N
         assert torrent.webseeds == ["https://gomokuparty.com" + entry["downloadUrl"]]
 
 
-async def test_a_verified_mirror_copy_is_a_second_web_seed(
+async def test_a_cdn_copy_read_anonymously_is_a_second_web_seed(
     db_dsn: str, pool: Pool, months: None
 ) -> None:
     settings = Settings(
@@ -145,8 +145,30 @@ async def test_a_verified_mirror_copy_is_a_second_web_seed(
                 uploaded_bytes=entry["bytes"],
             )
         body = await (await api.get(entry["torrentUrl"])).read()
+        webseeds = torf.Torrent.read_stream(io.BytesIO(body)).webseeds
+        assert len(webseeds) == 1, "verified in the bucket, not yet through the CDN"
+        cdn_url = f"https://cdn.example.org/db/{entry['file']}"
+        async with pool.acquire() as conn:
+            await mirror_store.record_cdn(conn, archive_id, cdn_url, None)
+        body = await (await api.get(entry["torrentUrl"])).read()
         torrent = torf.Torrent.read_stream(io.BytesIO(body))
-        assert torrent.webseeds == [
-            str(api.make_url(entry["downloadUrl"])),
-            f"https://cdn.example.org/db/{entry['file']}",
+        assert torrent.webseeds == [str(api.make_url(entry["downloadUrl"])), cdn_url]
+
+
+async def test_a_presigned_url_is_never_a_web_seed(db_dsn: str, pool: Pool, months: None) -> None:
+    """It expires within hours; a torrent lives for years."""
+    settings = Settings(database_url=db_dsn, s3_bucket="archive-bucket", s3_prefix="db/")
+    async with serving(db_dsn, pool, settings=settings) as api:
+        entry = (await (await api.get(BASE)).json())["months"][0]
+        async with pool.acquire() as conn:
+            archive_id = await conn.fetchval(
+                "SELECT id FROM archives WHERE file_name = $1", entry["file"]
+            )
+            await mirror_store.record_verified(
+                conn, archive_id, bucket="archive-bucket", key="db/" + entry["file"],
+                etag='"e"', uploaded_bytes=0,
+            )  # fmt: skip
+        body = await (await api.get(entry["torrentUrl"])).read()
+        assert torf.Torrent.read_stream(io.BytesIO(body)).webseeds == [
+            str(api.make_url(entry["downloadUrl"]))
         ]

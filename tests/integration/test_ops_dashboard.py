@@ -4,6 +4,7 @@ rebuild action with its cross-site protections."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import re
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from gomoku_archive.db.pool import Pool
+from gomoku_archive.http.origin import parse_networks
 from gomoku_archive.jobs.connection import connect
 from gomoku_archive.jobs.ops_view import QueuedJob
 from gomoku_archive.jobs.snapshot import HEALTH_CHECK_KEY, read_snapshot
@@ -222,18 +224,49 @@ async def test_a_wrong_token_in_the_form_is_refused_and_logged(
 
 
 async def test_repeated_wrong_tokens_are_slowed_down(settings: Settings, pool: Pool) -> None:
-    """Five wrong tokens a minute from one client, by form or by bearer header; then 429 with
-    Retry-After, even for the right token, until the window has passed."""
+    """Five wrong tokens a minute from one client, by form or by bearer header: the next wrong
+    one gets 429 with Retry-After. The right token and a valid session are never refused."""
     async with ops_client(settings, pool) as client:
+        session_csrf = await sign_in(client)
+        assert session_csrf
         for attempt in range(5):
             guess = {"token": f"guess-{attempt}"}
             assert (await client.post("/ops/login", data=guess)).status == 401
-        refused = await client.post("/ops/login", data={"token": TOKEN})
+        refused = await client.post("/ops/login", data={"token": "guess-5"})
         assert refused.status == 429
         assert 1 <= int(refused.headers["Retry-After"]) <= 60
-        bearer = await client.get("/ops/api/status", headers={"Authorization": f"Bearer {TOKEN}"})
-        assert bearer.status == 429
-        assert (await bearer.json())["error"] == "too_many_requests"
+        wrong_bearer = await client.get(
+            "/ops/api/status", headers={"Authorization": "Bearer guess-6"}
+        )
+        assert wrong_bearer.status == 429
+        assert (await wrong_bearer.json())["error"] == "too_many_requests"
+        # The operators are not locked out by someone else's guesses.
+        assert (await client.get("/ops/")).status == 200, "a valid session still gets in"
+        right = await client.get("/ops/api/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert right.status == 200
+        signed_in = await client.post("/ops/login", data={"token": TOKEN}, allow_redirects=False)
+        assert signed_in.status == 303
+
+
+async def test_behind_a_trusted_proxy_each_client_has_its_own_count(
+    settings: Settings, pool: Pool
+) -> None:
+    """All clients share the proxy's address; the throttle counts the forwarded one."""
+    behind = dataclasses.replace(settings, trusted_proxies=parse_networks("127.0.0.1, ::1"))
+    async with ops_client(behind, pool) as client:
+        guesser = {"X-Forwarded-For": "198.51.100.66"}
+        for attempt in range(6):
+            await client.post("/ops/login", data={"token": f"guess-{attempt}"}, headers=guesser)
+        assert (await client.post("/ops/login", data={"token": "x"}, headers=guesser)).status == 429
+        other = {"X-Forwarded-For": "203.0.113.5"}
+        assert (await client.post("/ops/login", data={"token": "y"}, headers=other)).status == 401
+    async with ops_client(settings, pool) as client:
+        # Not a trusted proxy: the header is a claim, and the peer's address is counted.
+        for attempt in range(5):
+            spoofed = {"X-Forwarded-For": f"192.0.2.{attempt}"}
+            await client.post("/ops/login", data={"token": f"g{attempt}"}, headers=spoofed)
+        fresh = {"X-Forwarded-For": "192.0.2.99"}
+        assert (await client.post("/ops/login", data={"token": "z"}, headers=fresh)).status == 429
 
 
 @pytest.mark.parametrize(

@@ -178,3 +178,58 @@ async def test_a_graceful_stop_sends_the_last_buffered_bytes(db_dsn: str, pool: 
         code = await asyncio.to_thread(server.stop)
     assert code == 0, server.output.decode()[-3000:]
     assert short == {}, f"bytes missing, by range size: {short}"
+
+
+def test_a_cache_directory_that_cannot_be_made_is_named_not_taken_for_the_port(
+    db_dsn: str, tmp_path: os.PathLike[str]
+) -> None:
+    # A path the process cannot make a directory of (as on a read-only root without the
+    # cache's volume, where mkdir fails the same way, with another errno): under a file.
+    blocker = os.path.join(tmp_path, "a-file")
+    with open(blocker, "w") as handle:
+        handle.write("x")
+    target = os.path.join(blocker, "cache")
+    result = subprocess.run(
+        [sys.executable, "-m", "gomoku_archive.cli.main", "serve", "--port", str(free_port())],
+        env={**os.environ, "DATABASE_URL": db_dsn, "DOWNLOAD_CACHE_DIR": target},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"gomoku-archive: error: DOWNLOAD_CACHE_DIR {target} cannot be used: ")
+    assert "Not a directory" in line
+    assert "cannot listen" not in line
+
+
+async def test_metrics_on_a_port_of_their_own_and_the_health_check(db_dsn: str) -> None:
+    metrics_port = free_port()
+    server = ServerProcess(db_dsn, extra_env={"METRICS_PORT": str(metrics_port)})
+    await asyncio.to_thread(server.start)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{server.base}/metrics") as response:
+                assert response.status == 404, "not on the public port"
+            async with session.get(f"http://127.0.0.1:{metrics_port}/metrics") as response:
+                assert response.status == 200
+                assert "gomoku_http_requests_total" in await response.text()
+        env = {**os.environ, "PORT": str(server.port)}
+        check = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "gomoku_archive.cli.main", "serve", "--check"],
+            env=env, capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert check.returncode == 0, check.stderr
+    finally:
+        assert await asyncio.to_thread(server.stop) == 0
+    env = {**os.environ, "PORT": str(server.port)}
+    down = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "gomoku_archive.cli.main", "serve", "--check"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert down.returncode == 1
+    assert f"http://127.0.0.1:{server.port}/healthz" in down.stderr

@@ -28,6 +28,11 @@ class Mirror:
     checked_at: datetime | None = None
     failed_at: datetime | None = None
     error: str | None = None
+    bucket: str | None = "archive-bucket"
+    cdn_url: str | None = None
+    cdn_verified_at: datetime | None = None
+    cdn_error: str | None = None
+    head_checked_at: datetime | None = None
 
 
 @dataclass(frozen=True)

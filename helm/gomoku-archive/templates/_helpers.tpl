@@ -46,8 +46,13 @@ app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
+{{/* repository:tag, or repository@digest when a digest is given (then exactly that image). */}}
 {{- define "gomoku-archive.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{- define "gomoku-archive.secretName" -}}
@@ -64,6 +69,26 @@ app.kubernetes.io/component: {{ .component }}
     name: {{ include "gomoku-archive.configMapName" . }}
 - secretRef:
     name: {{ include "gomoku-archive.secretName" . }}
+{{- end }}
+
+{{/* The Secret's contents as a pod annotation, so a changed credential rolls the pods (which
+read the environment once). The chart's own Secret is hashed as rendered; an existingSecret is
+read from the cluster with `lookup` at install/upgrade time (empty under `helm template`), so
+`helm upgrade` after a rotation rolls them. */}}
+{{- define "gomoku-archive.secretChecksum" -}}
+{{- if .Values.secrets.existingSecret }}
+{{- $found := lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret }}
+{{- (get ($found | default dict) "data") | default dict | toJson | sha256sum }}
+{{- else }}
+{{- include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* The chart-wide extra environment (values extraEnv), to append to a container's env. */}}
+{{- define "gomoku-archive.extraEnv" -}}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/* Pod-level settings every pod shares: no service-account token, the security context,

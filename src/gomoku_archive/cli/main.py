@@ -82,12 +82,22 @@ environment (docs/operators/configuration.md has the details):
   OPS_TOKEN           the operator token for /ops/ (32+ characters; unset: /ops/ is off)
   S3_BUCKET, S3_PREFIX, S3_ENDPOINT_URL, S3_REDIRECT, S3_PART_SIZE, CDN_BASE_URL
                       the optional S3 mirror (credentials: boto3's standard chain)
+  S3_PUBLIC_ENDPOINT_URL, S3_PRESIGN_SECONDS
+                      redirects without a CDN: presigned URLs for that endpoint,
+                      valid that long (default: S3_ENDPOINT_URL, 3600)
+  MIRROR_CHECK_SECONDS
+                      how often the worker HEADs every redirect target (default 600)
   DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
                       the API's optional local file cache of downloads
   PUBLIC_BASE_URL     the public origin written into lists, feed and torrents
                       (https://host; unset: each request's own)
   TRUSTED_PROXIES     proxies' addresses or CIDR networks whose X-Forwarded-Proto and
                       X-Forwarded-Host are believed (default: none)
+  PORT                the API's port (default 8080; serve --port overrides it)
+  METRICS_PORT        a port of its own for /metrics (default: unset, on PORT)
+  SHUTDOWN_DRAIN_SECONDS
+                      after SIGTERM, seconds the API fails /readyz but still serves
+                      before it stops accepting (default 5)
   LOG_FORMAT          json or console (default: console on a terminal)
   LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
 """

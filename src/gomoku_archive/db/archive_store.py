@@ -125,15 +125,37 @@ class MirrorRecord:
     failed_at: datetime | None = None
     error: str | None = None
     uploaded_bytes: int = 0
+    cdn_url: str | None = None
+    """The CDN address an anonymous GET read the archive's bytes from (see migration 0005)."""
+    cdn_verified_at: datetime | None = None
+    cdn_error: str | None = None
+    head_checked_at: datetime | None = None
+    """The worker's last cheap check (HEAD) that found the copy unchanged."""
 
     def verified_in(self, bucket: str | None, key: str) -> bool:
-        """Whether the copy at ``key`` of ``bucket`` is a verified one (a redirect target)."""
+        """Whether the copy at ``key`` of ``bucket`` is a verified one (read back and matched)."""
         return (
             self.verified_at is not None
             and bucket is not None
             and self.bucket == bucket
             and self.key == key
         )
+
+    def not_redirected_because(
+        self, bucket: str | None, key: str, cdn_url: str | None
+    ) -> str | None:
+        """None when downloads of this file may be redirected to its copy: verified in
+        ``bucket`` at ``key`` and, behind a CDN (``cdn_url``, the address a client would get),
+        read anonymously from that very address. Else why not, for operators."""
+        if not self.verified_in(bucket, key):
+            return "no verified copy in the bucket yet"
+        if cdn_url is None:
+            return None
+        if self.cdn_verified_at is not None and self.cdn_url == cdn_url:
+            return None
+        if self.cdn_error is not None:
+            return f"the CDN's copy failed its anonymous read: {self.cdn_error}"
+        return "the CDN's copy has not been read anonymously yet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +183,8 @@ class BuiltFile:
 ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
     published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
-    mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes"""
+    mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes,
+    cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at"""
 """Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
 kilobytes of counts that a download's lookup should not fetch and decode."""
 _MIRROR_COLUMNS = {
@@ -173,6 +196,10 @@ _MIRROR_COLUMNS = {
     "mirror_failed_at": "failed_at",
     "mirror_error": "error",
     "mirror_uploaded_bytes": "uploaded_bytes",
+    "cdn_url": "cdn_url",
+    "cdn_verified_at": "cdn_verified_at",
+    "cdn_error": "cdn_error",
+    "mirror_head_checked_at": "head_checked_at",
 }
 
 

@@ -2,7 +2,8 @@
 still need a verified copy, and what the mirror found.
 
 A row's copy is a redirect target only while ``mirrored_at`` is set for the bucket and key the
-API would redirect to; ``record_mismatch`` clears it in the same statement that records why."""
+API would redirect to (and, behind a CDN, ``cdn_verified_at`` for the CDN address, migration
+0005); ``record_mismatch`` clears both in the same statement that records why."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ class MirrorStats:
     failing: int
     """Files whose latest mirror attempt failed and that have no verified copy."""
     uploaded_bytes: int
+    cdn_unverified: int = 0
+    """Files verified in the bucket that are not redirect targets yet because their CDN
+    address has not passed an anonymous read (0 without a CDN)."""
 
 
 async def servable_archive(conn: Connection, archive_id: int) -> ArchiveRow | None:
@@ -58,6 +62,16 @@ async def mirrored_archives(conn: Connection, bucket: str) -> list[int]:
     return [r["id"] for r in rows]
 
 
+async def redirect_candidates(conn: Connection, bucket: str) -> list[ArchiveRow]:
+    """Served files with a verified copy in ``bucket``: what the periodic HEAD check looks at."""
+    rows = await conn.fetch(
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE {_SERVED} AND mirrored_at IS NOT NULL "
+        "AND s3_bucket = $1 ORDER BY id",
+        bucket,
+    )
+    return [archive_row(r) for r in rows]
+
+
 async def record_verified(
     conn: Connection, archive_id: int, *, bucket: str, key: str, etag: str, uploaded_bytes: int
 ) -> None:
@@ -66,6 +80,10 @@ async def record_verified(
         "UPDATE archives SET s3_bucket = $2, s3_key = $3, s3_etag = $4, "
         "mirrored_at = coalesce(CASE WHEN s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4 "
         "THEN mirrored_at END, now()), mirror_checked_at = now(), mirror_error = NULL, "
+        "mirror_head_checked_at = now(), "
+        # Another object than the CDN read: it must be read through the CDN again.
+        "cdn_verified_at = CASE WHEN s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4 "
+        "THEN cdn_verified_at END, "
         "mirror_failed_at = NULL, mirror_uploaded_bytes = mirror_uploaded_bytes + $5 "
         "WHERE id = $1",
         archive_id,
@@ -88,11 +106,33 @@ async def record_failure(conn: Connection, archive_id: int, error: str) -> None:
 async def record_mismatch(conn: Connection, archive_id: int, error: str) -> None:
     """The bucket's copy no longer matches: stop redirecting to it at once."""
     await conn.execute(
-        "UPDATE archives SET mirrored_at = NULL, mirror_checked_at = now(), "
-        "mirror_failed_at = now(), mirror_error = $2 WHERE id = $1",
+        "UPDATE archives SET mirrored_at = NULL, cdn_verified_at = NULL, "
+        "mirror_checked_at = now(), mirror_failed_at = now(), mirror_error = $2 WHERE id = $1",
         archive_id,
         error[:2000],
     )
+
+
+async def record_cdn(conn: Connection, archive_id: int, url: str, error: str | None) -> None:
+    """The outcome of an anonymous read of the copy's CDN address ``url``: with ``error``
+    None the copy becomes a redirect target, else it stops being one and ``error`` says why."""
+    await conn.execute(
+        "UPDATE archives SET cdn_url = $2, "
+        "cdn_verified_at = CASE WHEN $3::text IS NULL AND mirrored_at IS NOT NULL "
+        "THEN now() END, cdn_error = $3 WHERE id = $1",
+        archive_id,
+        url,
+        None if error is None else error[:2000],
+    )
+
+
+async def record_head_checked(conn: Connection, archive_ids: list[int]) -> None:
+    """The periodic HEAD found these copies unchanged."""
+    if archive_ids:
+        await conn.execute(
+            "UPDATE archives SET mirror_head_checked_at = now() WHERE id = ANY($1::bigint[])",
+            archive_ids,
+        )
 
 
 async def add_uploaded_bytes(conn: Connection, archive_id: int, uploaded_bytes: int) -> None:
@@ -105,18 +145,26 @@ async def add_uploaded_bytes(conn: Connection, archive_id: int, uploaded_bytes: 
         )
 
 
-async def mirror_stats(conn: Connection, bucket: str) -> MirrorStats:
+async def mirror_stats(conn: Connection, bucket: str, cdn_base: str | None = None) -> MirrorStats:
+    """Counts over every served file; ``cdn_base`` (``CDN_BASE_URL``) counts the copies whose
+    address under it has not passed an anonymous read."""
     row = await conn.fetchrow(
         "SELECT count(*) AS served, "
         "count(*) FILTER (WHERE mirrored_at IS NOT NULL AND s3_bucket = $1) AS mirrored, "
         "count(*) FILTER (WHERE mirror_failed_at IS NOT NULL "
         "AND (mirrored_at IS NULL OR s3_bucket IS DISTINCT FROM $1)) AS failing, "
+        "count(*) FILTER (WHERE $2::text IS NOT NULL AND mirrored_at IS NOT NULL "
+        "AND s3_bucket = $1 AND (cdn_verified_at IS NULL "
+        "OR NOT starts_with(cdn_url, $2::text || '/'))) AS cdn_unverified, "
         "coalesce(sum(mirror_uploaded_bytes), 0)::bigint AS uploaded "
         f"FROM archives WHERE {_SERVED}",
         bucket,
+        cdn_base.rstrip("/") if cdn_base else None,
     )
     assert row is not None
-    return MirrorStats(row["served"], row["mirrored"], row["failing"], row["uploaded"])
+    return MirrorStats(
+        row["served"], row["mirrored"], row["failing"], row["uploaded"], row["cdn_unverified"]
+    )
 
 
 async def try_lock_archive(conn: Connection, archive_id: int) -> bool:

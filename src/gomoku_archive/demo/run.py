@@ -219,6 +219,8 @@ class DemoRun:
             "REDIS_URL": self.redis_url,
             "OPS_TOKEN": self.ops_token,
             "LOG_FORMAT": "json",  # the logs are files
+            # No load balancer to drain from: Ctrl-C stops the API at once.
+            "SHUTDOWN_DRAIN_SECONDS": "0",
         }
 
     def _check_running(self) -> None:

@@ -76,6 +76,27 @@ def public_origin(
     return f"{scheme}://{(host or 'localhost').lower()}"
 
 
+def client_address(
+    peer: str | None, forwarded_for: str | None, trusted: Sequence[IPNetwork]
+) -> str:
+    """The client a request comes from: the peer, or, when the peer is one of
+    ``TRUSTED_PROXIES``, the nearest address in ``X-Forwarded-For`` that is not a trusted proxy
+    (read from the right: each proxy appends the address it saw, and only the trusted ones'
+    entries can be believed; anything left of them is what the client claimed)."""
+    address = peer or "unknown"
+    if forwarded_for is None or not is_trusted(peer, trusted):
+        return address
+    for hop in reversed([h.strip() for h in forwarded_for.split(",")]):
+        try:
+            ipaddress.ip_address(hop.split("%", 1)[0])
+        except ValueError:
+            return address  # a malformed entry: believe nothing further left
+        address = hop
+        if not is_trusted(hop, trusted):
+            return hop
+    return address
+
+
 def parse_networks(text: str) -> tuple[IPNetwork, ...]:
     """``10.0.0.1, 192.168.0.0/16 ::1``: addresses and networks, split on commas or spaces.
     Raises ValueError naming the first bad item."""

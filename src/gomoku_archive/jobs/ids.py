@@ -19,8 +19,11 @@ PLANNER_CRON_NAME = "cron:" + PLANNER_FUNCTION
 """The name arq gives the planner's cron job (and the prefix of its job ids)."""
 SCRUB_FUNCTION = "scrub_mirror"
 SCRUB_CRON_NAME = "cron:" + SCRUB_FUNCTION
+CHECK_FUNCTION = "check_mirror"
+CHECK_CRON_NAME = "cron:" + CHECK_FUNCTION
+"""The periodic cheap check (HEAD) of every redirect target."""
 
-JobKind = Literal["export", "mirror", "planner", "scrub", "other"]
+JobKind = Literal["export", "mirror", "planner", "scrub", "check", "other"]
 
 _EXPORT_RE = re.compile(r"export:(\d{4}-\d{2})(?::force:(\d{8}T\d{6}\.\d{3}Z))?")
 _MIRROR_RE = re.compile(r"mirror:([1-9]\d{0,18})")
@@ -73,6 +76,8 @@ def parse_job_id(job_id: str) -> JobRef:
         return JobRef("planner")
     if job_id == SCRUB_CRON_NAME or job_id.startswith(SCRUB_CRON_NAME + ":"):
         return JobRef("scrub")
+    if job_id == CHECK_CRON_NAME or job_id.startswith(CHECK_CRON_NAME + ":"):
+        return JobRef("check")
     return JobRef("other")
 
 

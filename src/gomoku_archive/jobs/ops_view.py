@@ -25,6 +25,8 @@ class MirrorFacts(Protocol):
     """What the S3 mirror recorded (``gomoku_archive.db.archive_store.MirrorRecord``)."""
 
     @property
+    def bucket(self) -> str | None: ...
+    @property
     def key(self) -> str | None: ...
     @property
     def verified_at(self) -> datetime | None: ...
@@ -34,6 +36,14 @@ class MirrorFacts(Protocol):
     def failed_at(self) -> datetime | None: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def cdn_url(self) -> str | None: ...
+    @property
+    def cdn_verified_at(self) -> datetime | None: ...
+    @property
+    def cdn_error(self) -> str | None: ...
+    @property
+    def head_checked_at(self) -> datetime | None: ...
 
 
 class ArchiveFacts(Protocol):
@@ -300,6 +310,10 @@ def _archive_doc(row: ArchiveFacts | None) -> dict[str, Any] | None:
             "checkedAt": _iso(row.mirror.checked_at),
             "failedAt": _iso(row.mirror.failed_at),
             "error": row.mirror.error,
+            "headCheckedAt": _iso(row.mirror.head_checked_at),
+            "cdnUrl": row.mirror.cdn_url,
+            "cdnVerifiedAt": _iso(row.mirror.cdn_verified_at),
+            "cdnError": row.mirror.cdn_error,
         },
     }
 

@@ -14,6 +14,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+import aiohttp
+
 from gomoku_archive.db import mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
@@ -26,6 +28,7 @@ from gomoku_archive.http.headers import (
 )
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
+from gomoku_archive.storage import public_copy
 from gomoku_archive.storage.chunks import ChunkReadError, iter_archive
 from gomoku_archive.storage.s3 import ObjectHeaders, ReadBack, S3Store
 
@@ -35,7 +38,8 @@ S3_MAX_PARTS = 10_000
 
 MirrorAction = Literal["uploaded", "present", "verified", "repaired", "skipped"]
 """- ``uploaded``: the copy was sent and read back;
-- ``present``: a matching copy was in the bucket already (nothing sent);
+- ``present``: a matching copy was in the bucket already (nothing sent; behind a CDN, its CDN
+  address was read anonymously again);
 - ``verified``: a scrub read the copy back and it still matches;
 - ``repaired``: a scrub found the copy wrong or gone and replaced it;
 - ``skipped``: nothing to do (verified already, not a served file, or another process has it).
@@ -87,6 +91,39 @@ class MirrorReport:
             "uploaded_bytes": sum(r.uploaded_bytes for r in self.results),
             "errors": {str(k): v for k, v in self.failures.items()},
         }
+
+
+@dataclass(slots=True)
+class TargetCheck:
+    """What one pass of the cheap check (HEAD) of every redirect target found."""
+
+    checked: int = 0
+    fine: list[int] = field(default_factory=list)
+    withdrawn: dict[int, str] = field(default_factory=dict)
+    """Copies found missing or changed (or whose CDN address failed): no longer redirected."""
+    cdn_pending: list[int] = field(default_factory=list)
+    """Copies verified in the bucket whose CDN address has not passed an anonymous read."""
+    failures: dict[int, str] = field(default_factory=dict)
+    """Copies the check could not look at (the store did not answer): left as they were."""
+    busy: int = 0
+
+    def to_repair(self) -> list[int]:
+        """The archives a mirror job should see to: withdrawn, and waiting for the CDN."""
+        return sorted({*self.withdrawn, *self.cdn_pending})
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "checked": self.checked,
+            "fine": len(self.fine),
+            "withdrawn": len(self.withdrawn),
+            "cdnPending": len(self.cdn_pending),
+            "failed": len(self.failures),
+            "busy": self.busy,
+            "problems": {str(k): v for k, v in {**self.withdrawn, **self.failures}.items()},
+        }
+
+
+HEAD_CHECKS_AT_ONCE = 8
 
 
 def archive_headers(file_name: str) -> ObjectHeaders:
@@ -147,6 +184,91 @@ class ArchiveMirror:
         async with self.pool.acquire() as conn:
             ids = await mirror_store.mirrored_archives(conn, self.store.bucket)
         return await self._each(ids, self.verify)
+
+    async def check_targets(self) -> TargetCheck:
+        """HEAD every redirect target (and its ``.sha256``; behind a CDN, its CDN address,
+        anonymously): a copy that is gone or whose size or ETag changed stops being a target
+        at once. Cheap: no byte is read; the weekly scrub reads everything."""
+        async with self.pool.acquire() as conn:
+            rows = await mirror_store.redirect_candidates(conn, self.store.bucket)
+        result = TargetCheck()
+        slots = asyncio.Semaphore(HEAD_CHECKS_AT_ONCE)
+        session = public_copy.new_session() if self.store.behind_cdn else None
+        try:
+
+            async def one(row: ArchiveRow) -> None:
+                async with slots:
+                    await self._check_target(row, session, result)
+
+            await asyncio.gather(*(one(row) for row in rows))
+        finally:
+            if session is not None:
+                await session.close()
+        async with self.pool.acquire() as conn:
+            await mirror_store.record_head_checked(conn, result.fine)
+        return result
+
+    async def _check_target(
+        self, row: ArchiveRow, session: aiohttp.ClientSession | None, result: TargetCheck
+    ) -> None:
+        assert row.file_name is not None
+        key = self.store.key_for(row.file_name)
+        if row.mirror.key != key:
+            return  # mirrored under another prefix: the backfill sees to it
+        async with self.pool.acquire() as lock_conn:
+            if not await mirror_store.try_lock_archive(lock_conn, row.id):
+                result.busy += 1  # a mirror job is at it right now
+                return
+            try:
+                result.checked += 1
+                try:
+                    problem = await self._head_problem(row, key)
+                except MirrorFailed as exc:
+                    result.failures[row.id] = str(exc)
+                    return
+                if problem is not None:
+                    error = f"the periodic check found the copy wrong: {problem}"
+                    log.warning(
+                        "mirror_target_withdrawn", archive_id=row.id, key=key, problem=problem
+                    )
+                    await mirror_store.record_mismatch(lock_conn, row.id, error)
+                    result.withdrawn[row.id] = error
+                    return
+                cdn_url = self.store.cdn_url(key)
+                if cdn_url is None or session is None:
+                    result.fine.append(row.id)
+                    return
+                if row.mirror.not_redirected_because(self.store.bucket, key, cdn_url):
+                    result.cdn_pending.append(row.id)
+                    return
+                cdn_problem = await _cdn_head_problem(session, cdn_url, row.bytes)
+                if cdn_problem is not None:
+                    log.warning("mirror_cdn_withdrawn", archive_id=row.id, problem=cdn_problem)
+                    await mirror_store.record_cdn(lock_conn, row.id, cdn_url, cdn_problem)
+                    result.withdrawn[row.id] = cdn_problem
+                    return
+                result.fine.append(row.id)
+            finally:
+                if not lock_conn.is_closed():
+                    await mirror_store.unlock_archive(lock_conn, row.id)
+
+    async def _head_problem(self, row: ArchiveRow, key: str) -> str | None:
+        assert row.file_name is not None
+        assert row.sha256 is not None
+        found = await self.store.head(key)
+        if found is None:
+            return "the object is gone"
+        if found.size != row.bytes:
+            return f"the object has {found.size} bytes, expected {row.bytes}"
+        if row.mirror.etag is not None and found.etag != row.mirror.etag:
+            return f"the object's ETag changed from {row.mirror.etag} to {found.etag}"
+        checksum = await self.store.head(key + CHECKSUM_SUFFIX)
+        expected = len(checksum_line(row.file_name, row.sha256).encode("ascii"))
+        if checksum is None:
+            return "the checksum object is gone"
+        if checksum.size != expected:
+            return f"the checksum object has {checksum.size} bytes, expected {expected}"
+        return None
 
     async def _each(
         self, ids: list[int], action: Callable[[int], Awaitable[MirrorResult]]
@@ -211,7 +333,11 @@ class _Attempt:
 
     async def mirror(self) -> MirrorAction:
         if self.row.mirror.verified_in(self.store.bucket, self.key):
-            return "skipped"
+            cdn_url = self.store.cdn_url(self.key)
+            if not self.row.mirror.not_redirected_because(self.store.bucket, self.key, cdn_url):
+                return "skipped"
+            await self.check_cdn()  # verified in the bucket; the CDN's copy is what is left
+            return "present"
         return await self.ensure_copy(known_wrong=False)
 
     async def verify(self) -> MirrorAction:
@@ -221,6 +347,7 @@ class _Attempt:
             problem = await self.checksum_problem()
         if problem is None and read is not None:
             await self.record_verified(read.etag)
+            await self.check_cdn()
             return "verified"
         log.warning("mirror_copy_wrong", archive_id=self.row.id, key=self.key, problem=problem)
         async with self.pool.acquire() as conn:
@@ -262,7 +389,43 @@ class _Attempt:
                     f"{where} does not match after upload: {problem}", transient=True
                 )
         await self.record_verified(read.etag)
+        await self.check_cdn()
         return "uploaded" if self.sent else "present"
+
+    async def check_cdn(self) -> None:
+        """Behind a CDN: read the archive and its ``.sha256`` anonymously from the exact
+        addresses a redirect gives clients; only when both are right does the copy become a
+        redirect target. A failure is recorded (downloads stay local) and raised as
+        transient, so the job tries again later."""
+        url = self.store.cdn_url(self.key)
+        checksum_url = self.store.cdn_url(self.checksum_key)
+        if url is None or checksum_url is None:
+            return
+        expected_checksum = hashlib.sha256(self.checksum_body).hexdigest()
+        problem: str | None
+        try:
+            async with public_copy.new_session() as session:
+                got = await public_copy.read(session, url)
+                problem = got.problem(self.row.bytes, self.sha256)
+                if problem is None:
+                    got = await public_copy.read(session, checksum_url)
+                    problem = got.problem(len(self.checksum_body), expected_checksum)
+                    if problem is not None:
+                        problem = f"{checksum_url} {problem}"
+                else:
+                    problem = f"{url} {problem}"
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            problem = f"cannot read {url}: {type(exc).__name__}: {exc}".rstrip(": ")
+        async with self.pool.acquire() as conn:
+            await mirror_store.record_cdn(conn, self.row.id, url, problem)
+        if problem is not None:
+            log.warning("mirror_cdn_unverified", archive_id=self.row.id, problem=problem)
+            raise MirrorFailed(
+                "the copy is verified in the bucket, but not through the CDN (downloads are "
+                f"served by the API meanwhile): {problem}",
+                transient=True,
+            )
+        log.info("mirror_cdn_verified", archive_id=self.row.id)
 
     def archive_problem(self, read: ReadBack | None) -> str | None:
         """None when ``read`` is exactly the archive's bytes; else why not."""
@@ -332,3 +495,12 @@ class _Attempt:
                 await mirror_store.add_uploaded_bytes(conn, self.row.id, self.sent)
         except Exception as exc:  # the database is what failed; the job's error still tells
             log.warning("mirror_failure_not_recorded", archive_id=self.row.id, error=str(exc))
+
+
+async def _cdn_head_problem(session: aiohttp.ClientSession, url: str, size: int) -> str | None:
+    try:
+        got = await public_copy.head(session, url)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return f"HEAD {url} failed: {type(exc).__name__}: {exc}".rstrip(": ")
+    problem = got.problem(size, None)
+    return None if problem is None else f"HEAD {url} {problem}"

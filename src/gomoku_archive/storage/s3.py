@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -19,11 +19,13 @@ from urllib.parse import quote
 
 import boto3
 import botocore.exceptions
-from botocore import UNSIGNED
 from botocore.config import Config
 
 from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.logs import get_logger
 from gomoku_archive.settings import Settings
+
+log = get_logger(__name__)
 
 T = TypeVar("T")
 
@@ -37,6 +39,9 @@ READ_BLOCK = 1024 * 1024
 _TRANSIENT_CODES = frozenset(
     {"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout", "RequestTimeTooSkewed"}
 )
+_UNSUPPORTED_CODES = frozenset({"NotImplemented", "NotImplementedError", "MethodNotAllowed"})
+"""What an S3-compatible store answers for a feature it lacks (s3rver, some gateways)."""
+_CHECKSUM_REFUSALS = frozenset({"NotImplemented", "InvalidArgument", "InvalidRequest"})
 _NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     botocore.exceptions.EndpointConnectionError,
     botocore.exceptions.ConnectionClosedError,
@@ -74,6 +79,16 @@ class ReadBack:
     etag: str
 
 
+def object_key(prefix: str, file_name: str) -> str:
+    """Where a file lives in the bucket: ``S3_PREFIX`` + its name."""
+    return prefix + file_name
+
+
+def cdn_address(cdn_base: str, key: str) -> str:
+    """An object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
+    return f"{cdn_base.rstrip('/')}/{quote(key)}"
+
+
 def sha256_b64(data: bytes | memoryview) -> str:
     """The base64 SHA-256 S3 expects in ``ChecksumSHA256``."""
     return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
@@ -85,7 +100,8 @@ def _failure(exc: BaseException, action: str, where: str) -> MirrorFailed:
         code = str(error.get("Code", "Unknown"))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         message = str(error.get("Message", "")).strip()
-        transient = code in _TRANSIENT_CODES or status >= 500
+        # 501: the store does not implement it, and never will on a retry.
+        transient = code in _TRANSIENT_CODES or (status >= 500 and status != 501)
         detail = f"{code}" + (f" ({message})" if message else "")
         return MirrorFailed(f"S3 refused to {action} {where}: {detail}", transient=transient)
     if isinstance(
@@ -98,6 +114,22 @@ def _failure(exc: BaseException, action: str, where: str) -> MirrorFailed:
     if isinstance(exc, _NETWORK_ERRORS):
         return MirrorFailed(f"cannot reach S3 to {action} {where}: {exc}", transient=True)
     return MirrorFailed(f"cannot {action} {where}: {type(exc).__name__}: {exc}", transient=False)
+
+
+def _error_code(exc: MirrorFailed) -> str | None:
+    cause = exc.__cause__
+    if not isinstance(cause, botocore.exceptions.ClientError):
+        return None
+    return str(cause.response.get("Error", {}).get("Code", "")) or None
+
+
+def _unsupported(exc: MirrorFailed) -> bool:
+    """Whether the store said it does not implement what was asked (HTTP 501 and kin)."""
+    cause = exc.__cause__
+    if not isinstance(cause, botocore.exceptions.ClientError):
+        return False
+    status = int(cause.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+    return status == 501 or _error_code(exc) in _UNSUPPORTED_CODES
 
 
 def _no_such_object(exc: MirrorFailed) -> bool:
@@ -119,6 +151,10 @@ class S3Store:
         self.prefix = settings.s3_prefix
         self.part_size = settings.s3_part_size
         self._cdn_base = settings.cdn_base_url.rstrip("/") if settings.cdn_base_url else None
+        self.presign_seconds = settings.s3_presign_seconds
+        self.checksums = True
+        """Whether the store takes SHA-256 checksums on uploads; turned off for the process at
+        the first upload a store refuses for them (the read-back still verifies every copy)."""
         config = Config(
             connect_timeout=5,
             read_timeout=60,
@@ -129,11 +165,16 @@ class S3Store:
         )
         session = boto3.session.Session()
         self._client = session.client("s3", endpoint_url=settings.s3_endpoint_url, config=config)
-        # Plain public URLs of objects (no signature) for redirects when no CDN is set.
+        # Presigned GET URLs for redirects when no CDN is set: signed with the same credentials
+        # (a private bucket answers them), for the endpoint downloaders reach. SigV4 signs the
+        # host, so the URL is made for that endpoint, not rewritten afterwards.
+        public_endpoint = settings.s3_public_endpoint_url or settings.s3_endpoint_url
+        # Path-style on an S3-compatible store (a host name per bucket rarely resolves there).
+        style = {"addressing_style": "path"} if public_endpoint else {}
         self._urls = session.client(
             "s3",
-            endpoint_url=settings.s3_endpoint_url,
-            config=Config(signature_version=UNSIGNED),
+            endpoint_url=public_endpoint,
+            config=Config(signature_version="s3v4", s3=style),
         )
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3")
 
@@ -145,16 +186,31 @@ class S3Store:
     # --- names and addresses --------------------------------------------------------------
 
     def key_for(self, file_name: str) -> str:
-        return self.prefix + file_name
+        return object_key(self.prefix, file_name)
+
+    @property
+    def behind_cdn(self) -> bool:
+        return self._cdn_base is not None
+
+    def cdn_url(self, key: str) -> str | None:
+        """The object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
+        return None if self._cdn_base is None else cdn_address(self._cdn_base, key)
 
     def public_url(self, key: str) -> str:
-        """Where a redirect sends a client: under ``CDN_BASE_URL`` (which maps to the bucket's
-        root) when set, else the object's own URL in the bucket."""
-        if self._cdn_base is not None:
-            return f"{self._cdn_base}/{quote(key)}"
-        url: str = self._urls.generate_presigned_url(
-            "get_object", Params={"Bucket": self.bucket, "Key": key}
-        )
+        """Where a redirect sends a client: under ``CDN_BASE_URL`` when set, else a presigned
+        GET of the object valid for ``S3_PRESIGN_SECONDS``. The URL carries a signature: it
+        is never logged. Raises ``MirrorFailed`` when there are no credentials to sign with."""
+        cdn = self.cdn_url(key)
+        if cdn is not None:
+            return cdn
+        try:
+            url: str = self._urls.generate_presigned_url(
+                "get_object",
+                Params={"Bucket": self.bucket, "Key": key},
+                ExpiresIn=self.presign_seconds,
+            )
+        except botocore.exceptions.BotoCoreError as exc:  # no credentials to sign with
+            raise _failure(exc, "sign a URL of", self.where(key)) from exc
         return url
 
     def where(self, key: str) -> str:
@@ -185,19 +241,44 @@ class S3Store:
 
     async def put_small(self, key: str, body: bytes, headers: ObjectHeaders) -> StoredObject:
         """One request for an object of at most one part."""
-        reply = await self._call(
-            "upload",
-            key,
-            self._client.put_object,
-            Bucket=self.bucket,
-            Key=key,
-            Body=body,
-            ContentType=headers.content_type,
-            ContentDisposition=headers.content_disposition,
-            CacheControl=headers.cache_control,
-            ChecksumSHA256=sha256_b64(body),
+
+        async def put(checksum: dict[str, str]) -> dict[str, Any]:
+            return await self._call(
+                "upload",
+                key,
+                self._client.put_object,
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType=headers.content_type,
+                ContentDisposition=headers.content_disposition,
+                CacheControl=headers.cache_control,
+                **checksum,
+            )
+
+        reply = await self._with_checksums(
+            key, lambda: put({"ChecksumSHA256": sha256_b64(body)}), lambda: put({})
         )
         return StoredObject(key, len(body), str(reply["ETag"]))
+
+    async def _with_checksums(
+        self,
+        key: str,
+        with_checksums: Callable[[], Awaitable[T]],
+        without: Callable[[], Awaitable[T]],
+    ) -> T:
+        """``with_checksums()``, or ``without()`` on a store that refuses SHA-256 checksums
+        (remembered for the process): nothing is lost, every copy is read back and hashed."""
+        if not self.checksums:
+            return await without()
+        try:
+            return await with_checksums()
+        except MirrorFailed as exc:
+            if _error_code(exc) not in _CHECKSUM_REFUSALS and not _unsupported(exc):
+                raise
+            self.checksums = False
+            log.warning("s3_checksums_unsupported", key=key, error=str(exc))
+            return await without()
 
     async def put_multipart(
         self, key: str, parts: AsyncIterator[bytes], headers: ObjectHeaders
@@ -206,17 +287,24 @@ class S3Store:
         uploading while the next is read. Any failure, cancellation included, aborts the upload
         so no parts are left behind in the bucket (when the store still answers; otherwise
         ``abort_incomplete`` clears them on the next try)."""
-        created = await self._call(
-            "start an upload of",
-            key,
-            self._client.create_multipart_upload,
-            Bucket=self.bucket,
-            Key=key,
-            ContentType=headers.content_type,
-            ContentDisposition=headers.content_disposition,
-            CacheControl=headers.cache_control,
-            ChecksumAlgorithm="SHA256",
+
+        async def create(checksum: dict[str, str]) -> dict[str, Any]:
+            return await self._call(
+                "start an upload of",
+                key,
+                self._client.create_multipart_upload,
+                Bucket=self.bucket,
+                Key=key,
+                ContentType=headers.content_type,
+                ContentDisposition=headers.content_disposition,
+                CacheControl=headers.cache_control,
+                **checksum,
+            )
+
+        created = await self._with_checksums(
+            key, lambda: create({"ChecksumAlgorithm": "SHA256"}), lambda: create({})
         )
+        checksums = self.checksums
         upload_id = str(created["UploadId"])
         done: list[dict[str, Any]] = []
         size = 0
@@ -228,7 +316,9 @@ class S3Store:
                 size += len(part)
                 if in_flight is not None:
                     done.append(await in_flight)
-                in_flight = asyncio.ensure_future(self._upload_part(key, upload_id, number, part))
+                in_flight = asyncio.ensure_future(
+                    self._upload_part(key, upload_id, number, part, checksums=checksums)
+                )
                 del part  # the task holds the bytes now; memory is two parts at most
             if in_flight is not None:
                 done.append(await in_flight)
@@ -251,9 +341,9 @@ class S3Store:
         return StoredObject(key, size, str(reply["ETag"]))
 
     async def _upload_part(
-        self, key: str, upload_id: str, number: int, body: bytes
+        self, key: str, upload_id: str, number: int, body: bytes, *, checksums: bool
     ) -> dict[str, Any]:
-        checksum = sha256_b64(body)
+        checksum = {"ChecksumSHA256": sha256_b64(body)} if checksums else {}
         reply = await self._call(
             f"upload part {number} of",
             key,
@@ -263,10 +353,10 @@ class S3Store:
             UploadId=upload_id,
             PartNumber=number,
             Body=body,
-            ChecksumAlgorithm="SHA256",
-            ChecksumSHA256=checksum,
+            **({"ChecksumAlgorithm": "SHA256"} if checksums else {}),
+            **checksum,
         )
-        return {"PartNumber": number, "ETag": reply["ETag"], "ChecksumSHA256": checksum}
+        return {"PartNumber": number, "ETag": reply["ETag"], **checksum}
 
     async def _abort(self, key: str, upload_id: str) -> bool:
         try:
@@ -284,14 +374,20 @@ class S3Store:
 
     async def abort_incomplete(self, key: str) -> int:
         """Abort every unfinished multipart upload of ``key`` (left by a process that died or a
-        store that went away mid-upload); returns how many."""
-        reply = await self._call(
-            "list unfinished uploads of",
-            key,
-            self._client.list_multipart_uploads,
-            Bucket=self.bucket,
-            Prefix=key,
-        )
+        store that went away mid-upload); returns how many. A store that cannot list them
+        (ListMultipartUploads not implemented, as in s3rver) has nothing this could abort."""
+        try:
+            reply = await self._call(
+                "list unfinished uploads of",
+                key,
+                self._client.list_multipart_uploads,
+                Bucket=self.bucket,
+                Prefix=key,
+            )
+        except MirrorFailed as exc:
+            if _unsupported(exc):
+                return 0
+            raise
         aborted = 0
         for upload in reply.get("Uploads", []):
             if upload.get("Key") == key and await self._abort(key, str(upload["UploadId"])):

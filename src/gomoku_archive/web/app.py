@@ -4,12 +4,14 @@ connection). Every public route is GET/HEAD only; nothing here can start or chan
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 
 from aiohttp import hdrs, web
 
 from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.errors import ConfigError
 from gomoku_archive.http.routes import FILES_PATH
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.file_cache import FileCache
@@ -22,6 +24,7 @@ from gomoku_archive.web.api.openapi import build_document
 from gomoku_archive.web.keys import (
     BULK_FILES,
     DOWNLOAD_CACHE,
+    DRAINING,
     MANIFEST,
     METRICS,
     MIRROR_STORE,
@@ -53,12 +56,14 @@ def create_app(
     bad_requests.install()
     app = web.Application(middlewares=[observe])
     app[SETTINGS] = settings
+    app[DRAINING] = asyncio.Event()
     app[METRICS] = Metrics()
     app[BULK_FILES] = BulkFiles()
     app[TORRENT_PIECES] = PieceCache()
     app[pages.DATABASE_PAGE] = pages.DatabasePage()
     templating.install(app)
     app.on_response_prepare.append(add_common_headers)
+    app.on_response_prepare.append(close_when_draining)
     app.cleanup_ctx.append(_database(pool))
     app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
     app.cleanup_ctx.append(freshness.keep_fresh)
@@ -69,6 +74,13 @@ def create_app(
     _routes(app)
     setup_ops(app, settings)
     return app
+
+
+async def close_when_draining(request: web.Request, response: web.StreamResponse) -> None:
+    """While draining (``gomoku_archive.web.server.run``), end each connection after its
+    response: a keep-alive client reconnects, and its load balancer picks a pod that stays."""
+    if request.app[DRAINING].is_set():
+        response.force_close()
 
 
 def _routes(app: web.Application) -> None:
@@ -98,7 +110,8 @@ def _routes(app: web.Application) -> None:
     r.add_get("/favicon.ico", pages.favicon)
     r.add_get("/healthz", health.healthz)
     r.add_get("/readyz", health.readyz)
-    r.add_get("/metrics", health.metrics)
+    if app[SETTINGS].metrics_port is None:  # else on its own port: health.metrics_app
+        r.add_get("/metrics", health.metrics)
     # One route table: aiohttp answers other methods with 405 and `Allow: GET,HEAD` (CONNECT,
     # which no route can match, gets the same from gomoku_archive.web.middleware).
     assert all(route.method in (hdrs.METH_GET, hdrs.METH_HEAD) for route in r.routes())
@@ -121,7 +134,8 @@ def _database(given: Pool | None) -> CleanupCtx:
 
 
 async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
-    """The bucket's addresses for redirects (no S3 request is ever made by the API)."""
+    """The bucket's addresses for redirects: presigned with the credentials of boto3's chain,
+    or under CDN_BASE_URL (no S3 request is ever made by the API)."""
     store = S3Store(app[SETTINGS], threads=1)
     app[MIRROR_STORE] = store
     try:
@@ -135,7 +149,14 @@ async def _download_cache(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     assert settings.download_cache_dir is not None
     cache = FileCache(settings.download_cache_dir, settings.download_cache_bytes)
-    cache.start()
+    try:
+        cache.start()
+    except OSError as exc:  # not "cannot listen": the socket is not opened yet
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"DOWNLOAD_CACHE_DIR {settings.download_cache_dir} cannot be used: {reason} "
+            "(give it a writable volume, or unset it to serve from PostgreSQL alone)"
+        ) from exc
     app[DOWNLOAD_CACHE] = cache
     try:
         yield

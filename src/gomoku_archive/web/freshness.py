@@ -29,6 +29,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.db.stats import read_archive_stats
 from gomoku_archive.errors import ArchiveError
 from gomoku_archive.jobs.connection import QUEUE_NAME
+from gomoku_archive.jobs.worker_keys import WORKER_KEY_PREFIX
 from gomoku_archive.logs import get_logger
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.keys import METRICS, POOL, SETTINGS
@@ -61,6 +62,7 @@ class FreshnessRefresher:
         self._pool = pool
         self._first = settings.export_first_month
         self._bucket = settings.s3_bucket
+        self._cdn_base = settings.cdn_base_url
         self._metrics = metrics
         self._clock = clock
         self._redis = redis.asyncio.Redis.from_url(
@@ -86,7 +88,7 @@ class FreshnessRefresher:
                 stats = await read_archive_stats(conn)
                 mirror = None
                 if self._bucket is not None:
-                    mirror = await mirror_store.mirror_stats(conn, self._bucket)
+                    mirror = await mirror_store.mirror_stats(conn, self._bucket, self._cdn_base)
         except _DATABASE_ERRORS as exc:
             self._metrics.freshness_refreshes.labels("error").inc()
             log.warning("freshness_refresh_failed", error=f"{type(exc).__name__}: {exc}")
@@ -97,11 +99,21 @@ class FreshnessRefresher:
                 self._metrics.show_mirror(mirror)
             self._metrics.freshness_refreshes.labels("ok").inc()
             self._computed_at = time.monotonic()
-        self._metrics.show_queue_depth(await self._queue_depth())
+        depth = await self._queue_depth()
+        workers = await self._live_workers() if depth is not None else None
+        self._metrics.show_queue_depth(depth, workers)
 
     async def _queue_depth(self) -> int | None:
         try:
             return int(await self._redis.zcard(QUEUE_NAME))
+        except _REDIS_ERRORS:
+            return None
+
+    async def _live_workers(self) -> int | None:
+        """Heartbeat keys (``gomoku:worker:*``, expiring a few beats after a worker stops)."""
+        try:
+            keys = self._redis.scan_iter(match=WORKER_KEY_PREFIX + "*", count=500)
+            return len({key async for key in keys})
         except _REDIS_ERRORS:
             return None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from gomoku_archive.db.pool import Pool
@@ -23,6 +25,8 @@ BULK_FILES = web.AppKey("bulk_files", BulkFiles)
 """sha256sums.txt, list.txt and feed.atom as rendered for the current manifest."""
 MIRROR_STORE = web.AppKey("mirror_store", S3Store)
 """Set only when downloads are redirected to the S3 mirror (``S3_BUCKET`` and ``S3_REDIRECT``)."""
+DRAINING = web.AppKey("draining", asyncio.Event)
+"""Set when a stop signal arrived: ``/readyz`` fails while requests are still served."""
 DOWNLOAD_CACHE = web.AppKey("download_cache", FileCache)
 """Set only with ``DOWNLOAD_CACHE_DIR``: verified local copies served with sendfile."""
 

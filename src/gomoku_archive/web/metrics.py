@@ -112,9 +112,10 @@ class Metrics:
         # The S3 mirror, from the same background read when S3_BUCKET is set.
         self.mirror_files = Gauge(
             "gomoku_mirror_files",
-            "Served archive files by the state of their copy in the S3 bucket: verified (a "
-            "redirect target), pending (no verified copy yet) and failing (the latest mirror "
-            "attempt failed)",
+            "Served archive files by the state of their copy in the S3 bucket: verified (read "
+            "back and matched), pending (no verified copy yet), failing (the latest mirror "
+            "attempt failed) and cdn_unverified (verified, but its CDN address has not passed "
+            "an anonymous read: not a redirect target, served by the API)",
             ("state",),
             registry=r,
         )
@@ -123,8 +124,14 @@ class Metrics:
             "Bytes the mirror has sent to the S3 bucket, first uploads and repairs, all archives",
             registry=r,
         )
+        self.workers_live = Gauge(
+            "gomoku_workers_live",
+            "Worker processes whose heartbeat is fresh in Redis (NaN when Redis did not answer)",
+            registry=r,
+        )
         self.freshness_age.set(float("inf"))
         self.queue_depth.set(float("nan"))
+        self.workers_live.set(float("nan"))
 
     def count_request(
         self, route: str, method: str, status: int, duration: float, body_bytes: int
@@ -158,12 +165,14 @@ class Metrics:
         self.mirror_files.labels("verified").set(stats.mirrored)
         self.mirror_files.labels("pending").set(stats.served_files - stats.mirrored)
         self.mirror_files.labels("failing").set(stats.failing)
+        self.mirror_files.labels("cdn_unverified").set(stats.cdn_unverified)
         self.mirror_uploaded_bytes.set(stats.uploaded_bytes)
 
-    def show_queue_depth(self, depth: int | None) -> None:
-        """The queue's depth, or None when Redis did not answer in time."""
+    def show_queue_depth(self, depth: int | None, workers: int | None = None) -> None:
+        """The queue's depth and the live workers, or None when Redis did not answer in time."""
         self.queue_up.set(depth is not None)
         self.queue_depth.set(float("nan") if depth is None else depth)
+        self.workers_live.set(float("nan") if workers is None else workers)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import hdrs, web
 
-from gomoku_archive.http.origin import RequestOrigin, public_origin
+from gomoku_archive.http.origin import RequestOrigin, client_address, public_origin
 from gomoku_archive.web.keys import SETTINGS
 
 ORIGIN_VARY = "Host, X-Forwarded-Host, X-Forwarded-Proto"
@@ -31,3 +31,11 @@ def vary(request: web.Request, *others: str) -> str:
     if request.app[SETTINGS].public_base_url is None:
         return ", ".join((*others, ORIGIN_VARY))
     return ", ".join(others)
+
+
+def client_of(request: web.Request) -> str:
+    """The client's address: the peer's, or behind a trusted proxy the forwarded one."""
+    settings = request.app[SETTINGS]
+    return client_address(
+        request.remote, request.headers.get(hdrs.X_FORWARDED_FOR), settings.trusted_proxies
+    )

@@ -3,7 +3,8 @@
 - functions: ``export_month`` (arq timeout = the export ceiling; each job sets its month's own
   limit inside; ``MAX_TRIES`` runs; results kept a day for operators) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
-  set, ``scrub_mirror`` every Sunday at 03:30 UTC;
+  set, ``scrub_mirror`` every Sunday at 03:30 UTC and ``check_mirror`` every
+  ``MIRROR_CHECK_SECONDS``;
 - JSON job serialisation (``gomoku_archive.jobs.connection``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
@@ -25,6 +26,7 @@ from gomoku_archive.db.pool import create_pool
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.connection import QUEUE_NAME, redis_settings
 from gomoku_archive.jobs.ids import (
+    CHECK_CRON_NAME,
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
@@ -41,6 +43,7 @@ from gomoku_archive.worker.export_jobs import export_month, plan_months
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
     SCRUB_TIMEOUT_SECONDS,
+    check_mirror,
     mirror_archive,
     scrub_mirror,
 )
@@ -69,6 +72,15 @@ _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
 _STALE_AFTER = "gomoku_stale_after"
 _S3_STORE = "gomoku_s3_store"
+
+
+def check_schedule(period_seconds: int) -> tuple[set[int], set[int] | None]:
+    """arq cron's ``second`` and ``minute`` (None: every minute) that run a job at least every
+    ``period_seconds`` (5..3600, whole minutes from 60 on). A period that does not divide the
+    hour gives a shorter gap at the hour, never a longer one."""
+    if period_seconds < 60:
+        return set(range(0, 60, period_seconds)), None
+    return {0}, set(range(0, 60, period_seconds // 60))
 
 
 def worker_name() -> str:
@@ -110,6 +122,17 @@ def worker_options(
                 minute=SCRUB_MINUTE,
                 second=0,
                 timeout=SCRUB_TIMEOUT_SECONDS,
+                max_tries=1,
+            )
+        )
+        seconds, minutes = check_schedule(settings.mirror_check_seconds)
+        cron_jobs.append(
+            cron(
+                check_mirror,
+                name=CHECK_CRON_NAME,
+                second=seconds,
+                minute=minutes,
+                timeout=max(settings.mirror_check_seconds, 60),
                 max_tries=1,
             )
         )

@@ -1,5 +1,7 @@
 """The S3 mirror's jobs: ``mirror_archive`` (one archive, after it is published or by the
-planner's backfill) and ``scrub_mirror`` (weekly: re-read every copy, repair what changed).
+planner's backfill), ``scrub_mirror`` (weekly: re-read every copy, repair what changed) and
+``check_mirror`` (every ``MIRROR_CHECK_SECONDS``: HEAD every redirect target, withdraw what is
+gone or changed and queue its repair).
 Thin: the work is ``gomoku_archive.storage.mirror``; here are retries, logs and arq's outcomes.
 
 ``mirror_archive`` outcomes: ``uploaded`` / ``present`` / ``skipped`` (see ``MirrorAction``);
@@ -17,8 +19,9 @@ import structlog
 from arq import Retry
 
 from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.jobs.enqueue import enqueue_mirrors
 from gomoku_archive.logs import get_logger
-from gomoku_archive.worker.context import mirror_of
+from gomoku_archive.worker.context import mirror_of, redis_of
 from gomoku_archive.worker.retry_policy import MIRROR_MAX_TRIES, may_retry, mirror_retry_delay
 
 log = get_logger(__name__)
@@ -83,4 +86,20 @@ async def scrub_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
     summary["duration_s"] = round(time.monotonic() - started, 3)
     level = "warning" if report.failures or report.count("repaired") else "info"
     getattr(log, level)("mirror_scrub", **summary)
+    return summary
+
+
+async def check_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
+    """HEAD every redirect target; withdraw a copy that is gone or changed at once and queue a
+    ``mirror_archive`` to repair it (and one for each copy still waiting for its CDN read)."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
+    started = time.monotonic()
+    checked = await mirror.check_targets()
+    queued = await enqueue_mirrors(redis_of(ctx), checked.to_repair())
+    summary: dict[str, Any] = {"outcome": "checked", **checked.summary(), "repairsQueued": queued}
+    summary["duration_s"] = round(time.monotonic() - started, 3)
+    level = "warning" if checked.withdrawn or checked.failures else "info"
+    getattr(log, level)("mirror_check", **summary)
     return summary

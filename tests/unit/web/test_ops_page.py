@@ -4,10 +4,12 @@ rebuild buttons, the self-refresh."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from gomoku_archive.jobs.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
 from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
 from gomoku_archive.web.ops.page import (
     DASHBOARD,
     LOGIN,
@@ -85,26 +87,80 @@ def test_login_page_has_no_secrets() -> None:
     assert "wrong" in html
 
 
-def test_the_s3_copy_state_shows_under_the_file() -> None:
-    verified = replace(published("2026-08"), mirror=Mirror("db/a", NOW, NOW))
-    failing = replace(
-        published("2026-09"), mirror=Mirror(failed_at=NOW, error=f"S3 refused: {EVIL}")
-    )
+MIRRORED = Settings(s3_bucket="archive-bucket", s3_prefix="db/")
+
+
+def mirror_page(*rows: Any, settings: Settings | None = MIRRORED) -> str:
     months = month_statuses(
-        first=Month(2026, 8),
-        now=NOW,
-        archives=[verified, failing],
-        queue=None,
-        locked_months=set(),
+        first=Month(2026, 8), now=NOW, archives=rows, queue=None, locked_months=set()
     )
-    html = dashboard_page(
-        Dashboard(NOW, Month(2026, 8), months, None, redis_error=None, database_error=None),
-        csrf="abc",
-        flash=None,
+    data = Dashboard(
+        NOW, Month(2026, 8), months, None, redis_error=None, database_error=None, settings=settings
     )
+    return dashboard_page(data, csrf="abc", flash=None)
+
+
+def test_the_s3_copy_state_shows_under_the_file() -> None:
+    verified = replace(published("2026-08"), mirror=Mirror("db/2026-08.sgf.gz", NOW, NOW))
+    failed_at = NOW - timedelta(hours=3)
+    failing = replace(
+        published("2026-09"), mirror=Mirror(failed_at=failed_at, error=f"S3 refused: {EVIL}")
+    )
+    html = mirror_page(verified, failing)
     assert "S3 copy verified" in html
     assert "S3 mirror failed" in html
     assert "S3 refused: &lt;script&gt;" in html
+    assert "(3 h ago," in html, "the error shows its age"
+
+
+def test_a_mirror_error_goes_once_the_bucket_is_no_longer_configured() -> None:
+    failing = replace(published("2026-09"), mirror=Mirror(failed_at=NOW, error="S3 refused"))
+    assert "S3 mirror failed" in mirror_page(failing)
+    html = mirror_page(failing, settings=Settings())
+    assert "S3 refused" not in html and "S3 copy" not in html
+
+
+def test_a_mirror_error_goes_once_the_file_is_mirrored() -> None:
+    # A verified copy with an error left on the row (a later try failed after it verified,
+    # or the error predates the verification): the file is mirrored, no error is shown.
+    mirrored = replace(
+        published("2026-09"),
+        mirror=Mirror("db/2026-09.sgf.gz", NOW, NOW, failed_at=NOW, error="S3 refused"),
+    )
+    html = mirror_page(mirrored)
+    assert "S3 copy verified" in html
+    assert "S3 refused" not in html
+
+
+def test_a_copy_in_another_bucket_is_not_called_verified() -> None:
+    elsewhere = replace(
+        published("2026-09"), mirror=Mirror("db/2026-09.sgf.gz", NOW, NOW, bucket="old-bucket")
+    )
+    assert "no verified S3 copy yet" in mirror_page(elsewhere)
+
+
+def test_behind_a_cdn_the_page_says_why_downloads_stay_local() -> None:
+    settings = replace(MIRRORED, cdn_base_url="https://cdn.example.org")
+    pending = replace(published("2026-09"), mirror=Mirror("db/2026-09.sgf.gz", NOW, NOW))
+    html = mirror_page(pending, settings=settings)
+    assert "downloads stay here: its CDN address has not been read anonymously yet" in html
+    failed = replace(
+        published("2026-09"),
+        mirror=Mirror("db/2026-09.sgf.gz", NOW, NOW, cdn_error="answered HTTP 403"),
+    )
+    assert "downloads stay here: answered HTTP 403" in mirror_page(failed, settings=settings)
+    read = replace(
+        published("2026-09"),
+        mirror=Mirror(
+            "db/2026-09.sgf.gz",
+            NOW,
+            NOW,
+            cdn_url="https://cdn.example.org/db/2026-09.sgf.gz",
+            cdn_verified_at=NOW,
+        ),
+    )
+    html = mirror_page(read, settings=settings)
+    assert "S3 copy verified" in html and "downloads stay here" not in html
 
 
 def test_the_dashboard_refreshes_itself_only_while_jobs_wait_or_run() -> None:

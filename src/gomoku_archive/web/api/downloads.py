@@ -7,7 +7,9 @@ status line is out, a failure can no longer become an error status: the connecti
 with the body short of its Content-Length, which every HTTP client reports as incomplete.
 
 With the S3 mirror redirecting, a GET that would be answered 200 or 206 is sent (302) to the
-verified copy in the bucket or behind the CDN instead; HEAD, 304, 412 and 416 stay local."""
+verified copy: a presigned URL of the object, or its CDN address once an anonymous read of that
+address returned the right bytes; HEAD, 304, 412 and 416 stay local. The Location carries a
+signature and is never logged."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
+from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.http.conditions import Representation, strong_etag
 from gomoku_archive.http.headers import (
     ARCHIVE_CONTENT_TYPE,
@@ -43,9 +46,10 @@ from gomoku_archive.web.server.errors import ApiError, NotFound, database_unavai
 
 log = get_logger(__name__)
 
-REDIRECT_CACHE_CONTROL = "public, max-age=300"
-"""A redirect may change (a scrub that finds the bucket's copy wrong withdraws it at once; the
-bucket or CDN may move): caches keep it minutes, never the file's year."""
+REDIRECT_MAX_AGE_SECONDS = 60
+"""A redirect may change (the periodic check or a scrub that finds the bucket's copy gone or
+wrong withdraws it at once; the bucket or CDN may move): caches keep it a minute, never the
+file's year, and never longer than half a presigned URL's life."""
 SEND_TIMEOUT_SECONDS = 60.0
 """How long one write may wait for a client that stopped reading (nginx's send_timeout)."""
 SENDFILE_SLICE = 1024 * 1024
@@ -83,7 +87,7 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
     if decision.status == 304:
         return not_modified(rep, caching)
     if (target := _mirror_url(request, row)) is not None:
-        return _redirect(target)
+        return _redirect(request, target)
     response = web.StreamResponse(status=decision.status)
     response.headers.update(caching)
     response.headers.update(
@@ -121,7 +125,7 @@ async def checksum_file(request: web.Request) -> web.StreamResponse:
     if decide(request, rep).status in (200, 206) and (
         target := _mirror_url(request, row, CHECKSUM_SUFFIX)
     ):
-        return _redirect(target)
+        return _redirect(request, target)
     return respond_bytes(
         request,
         body,
@@ -135,22 +139,36 @@ async def checksum_file(request: web.Request) -> web.StreamResponse:
 
 
 def _mirror_url(request: web.Request, row: ArchiveRow, suffix: str = "") -> str | None:
-    """The public URL of the file's verified copy in the bucket, when a GET should go there."""
+    """The public URL of the file's copy, when a GET should go there: verified in the bucket
+    and, behind a CDN, read anonymously from the address a client gets."""
     store = request.app.get(MIRROR_STORE)
     if store is None or request.method != hdrs.METH_GET or row.file_name is None:
         return None
     key = store.key_for(row.file_name)
-    if not row.mirror.verified_in(store.bucket, key):
+    if row.mirror.not_redirected_because(store.bucket, key, store.cdn_url(key)) is not None:
         return None
-    return store.public_url(key + suffix)
+    try:
+        return store.public_url(key + suffix)
+    except MirrorFailed as exc:  # the API has no credentials to sign with: serve it here
+        log.warning("download_not_redirected", file=row.file_name, error=str(exc))
+        return None
 
 
-def _redirect(location: str) -> web.Response:
+def redirect_cache_control(*, presigned: bool, presign_seconds: int) -> str:
+    """A CDN address may sit in shared caches for a minute; a presigned URL only in the
+    client's own, and never longer than half its life."""
+    if not presigned:
+        return f"public, max-age={REDIRECT_MAX_AGE_SECONDS}"
+    return f"private, max-age={min(REDIRECT_MAX_AGE_SECONDS, presign_seconds // 2)}"
+
+
+def _redirect(request: web.Request, location: str) -> web.Response:
     """302 (RFC 9110 §15.4.3): clients repeat the GET, Range included, at the new address."""
-    return web.Response(
-        status=302,
-        headers={hdrs.LOCATION: location, hdrs.CACHE_CONTROL: REDIRECT_CACHE_CONTROL},
+    store = request.app[MIRROR_STORE]
+    caching = redirect_cache_control(
+        presigned=not store.behind_cdn, presign_seconds=store.presign_seconds
     )
+    return web.Response(status=302, headers={hdrs.LOCATION: location, hdrs.CACHE_CONTROL: caching})
 
 
 async def _stream(

@@ -1,7 +1,8 @@
 """``GET|HEAD /api/v1/database/files/{file}.torrent``: a deterministic v1 torrent of a published
 or superseded file, whose web seeds (the API's own download URL under the public origin, and
-the verified CDN or bucket copy when downloads are redirected there) let any client finish
-without a swarm.
+the CDN's copy once it passed its anonymous read, when downloads are redirected there) let any
+client finish without a swarm. A presigned bucket URL is never a web seed: it expires, and a
+torrent lives for years.
 
 The piece hashes are the costly part: see ``gomoku_archive.web.piece_cache``."""
 
@@ -34,14 +35,17 @@ TORRENT_CACHING = "public, max-age=3600"
 
 
 def web_seeds(request: web.Request, row: ArchiveRow) -> list[str]:
-    """The API's own URL first, then the mirror's verified copy when downloads go there."""
+    """The API's own URL first, then the CDN's verified copy when downloads go there."""
     assert row.file_name is not None
     seeds = [origin_of(request) + download_url(row.file_name)]
     store = request.app.get(MIRROR_STORE)
     if store is not None:
         key = store.key_for(row.file_name)
-        if row.mirror.verified_in(store.bucket, key):
-            seeds.append(store.public_url(key))
+        cdn_url = store.cdn_url(key)
+        if cdn_url is not None and not row.mirror.not_redirected_because(
+            store.bucket, key, cdn_url
+        ):
+            seeds.append(cdn_url)
     return seeds
 
 

@@ -31,6 +31,7 @@ from gomoku_archive.web.ops.page import (
     login_context,
 )
 from gomoku_archive.web.ops.state import OPS, OpsState
+from gomoku_archive.web.origin import client_of
 from gomoku_archive.web.server.encoded import wants_gzip
 
 log = get_logger(__name__)
@@ -89,15 +90,21 @@ def _wants_json(request: web.Request) -> bool:
 
 
 def _client(request: web.Request) -> str:
-    return request.remote or "unknown"
+    return client_of(request)
 
 
-def _too_many_tries(request: web.Request) -> web.Response | None:
-    """429 for a client that gave too many wrong tokens lately (RFC 6585 §4), else None."""
-    wait = request.app[OPS].throttle.retry_after(_client(request))
+def _count_wrong_try(request: web.Request) -> web.Response | None:
+    """Count one wrong token (or forged session) from this client; 429 when it gave too many
+    lately (RFC 6585 §4), else None. Only wrong tries are ever counted or refused: a right
+    token or a valid session is checked first and always let in, so no one can lock the
+    operators out, behind a proxy least of all (all clients share its address there)."""
+    throttle = request.app[OPS].throttle
+    client = _client(request)
+    wait = throttle.retry_after(client)
+    throttle.failed(client)
     if wait is None:
         return None
-    log.warning("ops_auth_throttled", path=request.path, remote=request.remote)
+    log.warning("ops_auth_throttled", path=request.path, client=client, remote=request.remote)
     headers: dict[str, str] = {hdrs.RETRY_AFTER: str(max(int(wait + 0.999), 1))}
     message = "Too many wrong operator tokens from this address; try again in a minute."
     if _wants_json(request):
@@ -110,15 +117,16 @@ def _too_many_tries(request: web.Request) -> web.Response | None:
 
 def _operator(request: web.Request) -> auth.Operator | web.Response:
     """The authenticated operator, or the 401 answer (logged, without any secret); 429 for a
-    client that gave too many wrong tokens lately, whatever it sends now."""
+    wrong token or forged session from a client that gave too many lately."""
     state = request.app[OPS]
-    if (throttled := _too_many_tries(request)) is not None:
-        return throttled
     result = auth.authenticate(request, state.token)
     if isinstance(result, auth.Operator):
         return result
-    if result == "wrong_token":
-        state.throttle.failed(_client(request))
+    if (
+        result in ("wrong_token", "bad_session")
+        and (throttled := _count_wrong_try(request)) is not None
+    ):
+        return throttled
     log.warning(
         "ops_auth_failed",
         reason=result,
@@ -208,6 +216,7 @@ async def _gather(request: web.Request) -> Dashboard:
         queue=queue,
         redis_error=redis_error,
         database_error=database_error,
+        settings=state.settings,
     )
 
 
@@ -256,13 +265,11 @@ async def login(request: web.Request) -> web.StreamResponse:
             remote=request.remote,
         )
         return _login(request, "Sign in from the operations page itself.", status=403)
-    if (throttled := _too_many_tries(request)) is not None:
-        return throttled
     form = await request.post()
     submitted = form.get("token")
     if not isinstance(submitted, str) or not auth.token_matches(state.token, submitted):
-        if submitted:
-            state.throttle.failed(_client(request))
+        if submitted and (throttled := _count_wrong_try(request)) is not None:
+            return throttled
         log.warning(
             "ops_auth_failed",
             reason="wrong_token" if submitted else "missing",

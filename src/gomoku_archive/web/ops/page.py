@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from gomoku_archive.errors import InvalidMonth
 from gomoku_archive.jobs.ops_view import (
+    ArchiveFacts,
     JobOutcome,
     MonthStatus,
     QueuedJob,
@@ -21,6 +22,8 @@ from gomoku_archive.jobs.ops_view import (
 )
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.s3 import cdn_address, object_key
 
 DASHBOARD = "ops/dashboard.html"
 LOGIN = "ops/login.html"
@@ -38,6 +41,18 @@ class Dashboard:
     queue: QueueSnapshot | None
     redis_error: str | None
     database_error: str | None
+    settings: Settings | None = None
+    """For the mirror's notes: which bucket, prefix and CDN count now."""
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorNote:
+    """One line about a published file's copy in the bucket, as the current settings see it."""
+
+    kind: Literal["verified", "not_redirected", "failed", "pending"]
+    text: str
+    at: datetime | None = None
+    age_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +60,7 @@ class MonthRow:
     status: MonthStatus
     rebuildable: bool
     build_seconds: float | None
+    mirror: MirrorNote | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +105,37 @@ def _month_row(status: MonthStatus, data: Dashboard) -> MonthRow:
     build = None
     if pub is not None and pub.finished_at is not None:
         build = (pub.finished_at - pub.created_at).total_seconds()
-    return MonthRow(status, _rebuildable(status.month, data), build)
+    note = None
+    if pub is not None and data.settings is not None:
+        note = mirror_note(pub, data.settings, data.now)
+    return MonthRow(status, _rebuildable(status.month, data), build, note)
+
+
+def mirror_note(row: ArchiveFacts, settings: Settings, now: datetime) -> MirrorNote | None:
+    """What the dashboard says of ``row``'s copy: nothing without a bucket (an error from a
+    bucket no longer configured is history), nothing for a zero-game month; an error only
+    while the file has no verified copy in this bucket, with its age."""
+    if settings.s3_bucket is None or row.file_name is None:
+        return None
+    mirror = row.mirror
+    key = object_key(settings.s3_prefix, row.file_name)
+    verified = (
+        mirror.verified_at is not None and mirror.key == key and mirror.bucket == settings.s3_bucket
+    )
+    if verified:
+        cdn_url = cdn_address(settings.cdn_base_url, key) if settings.cdn_base_url else None
+        if cdn_url is not None and not (
+            mirror.cdn_verified_at is not None and mirror.cdn_url == cdn_url
+        ):
+            why = mirror.cdn_error or "its CDN address has not been read anonymously yet"
+            return MirrorNote(
+                "not_redirected", f"S3 copy verified; downloads stay here: {why}", mirror.checked_at
+            )
+        return MirrorNote("verified", "S3 copy verified", mirror.checked_at)
+    if mirror.error is not None and mirror.failed_at is not None:
+        age = max((now - mirror.failed_at).total_seconds(), 0.0)
+        return MirrorNote("failed", f"S3 mirror failed: {mirror.error}", mirror.failed_at, age)
+    return MirrorNote("pending", "no verified S3 copy yet")
 
 
 def _rebuildable(month: str, data: Dashboard) -> bool:

@@ -50,7 +50,19 @@ def duration(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
+def age(seconds: float) -> str:
+    """How long ago, to a person: ``45 s``, ``12 min``, ``5 h``, ``3 days``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
 FILTERS: dict[str, Callable[..., Any]] = {
+    "age": age,
     "thousands": thousands,
     "human_bytes": human_bytes,
     "instant": instant,
