@@ -9,6 +9,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from gomoku_archive.verify.archive import inflate_blocks
 from gomoku_archive.verify.report import Check
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -30,7 +31,6 @@ def open_sgf(path: str) -> BinaryIO:
 
 
 _READ_BLOCK = 1024 * 1024
-_OUTPUT_BLOCK = 256 * 1024
 
 
 class FirstMember:
@@ -60,19 +60,10 @@ class FirstMember:
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)  # gzip: header and trailer checked
         chunk = first
         while chunk:
-            block = inflater.decompress(chunk, _OUTPUT_BLOCK)
-            while True:
-                if block:
-                    yield block
-                if inflater.eof:
-                    self._read_after(bytes(inflater.unused_data))
-                    return
-                if inflater.unconsumed_tail:
-                    block = inflater.decompress(inflater.unconsumed_tail, _OUTPUT_BLOCK)
-                elif len(block) == _OUTPUT_BLOCK:  # the limit was hit: more output may wait
-                    block = inflater.decompress(b"", _OUTPUT_BLOCK)
-                else:
-                    break
+            yield from inflate_blocks(inflater, chunk)
+            if inflater.eof:
+                self._read_after(bytes(inflater.unused_data))
+                return
             chunk = read(_READ_BLOCK)
         raise EOFError("the compressed data ends early")
 

@@ -37,6 +37,7 @@ import struct
 import uuid
 import zlib
 from array import array
+from collections.abc import Iterator
 from datetime import datetime
 
 from gomoku_archive.errors import InvalidMonth
@@ -77,6 +78,26 @@ _CHECKSUM_LINE = re.compile(r"([0-9a-f]{64})  ([^\r\n]+)\n")
 
 
 # --- the archive ------------------------------------------------------------------------------
+
+
+def inflate_blocks(
+    inflater: zlib._Decompress, data: bytes | memoryview, limit: int = _OUTPUT_BLOCK
+) -> Iterator[bytes]:
+    """What ``data`` inflates to, in blocks of at most ``limit`` bytes (a small input can
+    inflate to gigabytes), until the input is used up or the deflate stream ends
+    (``inflater.eof``; what follows it is in ``inflater.unused_data``)."""
+    block = inflater.decompress(data, limit)
+    while True:
+        if block:
+            yield block
+        if inflater.eof:
+            return
+        if inflater.unconsumed_tail:
+            block = inflater.decompress(inflater.unconsumed_tail, limit)
+        elif len(block) == limit:  # the limit was hit: more output may wait
+            block = inflater.decompress(b"", limit)
+        else:
+            return
 
 
 class ArchiveVerifier:
@@ -332,20 +353,10 @@ class ArchiveVerifier:
         """Decompress in bounded blocks; returns what follows the deflate stream, if it ended."""
         inflater = self._inflater
         try:
-            block = inflater.decompress(data, _OUTPUT_BLOCK)
-            while True:
-                if block:
-                    self._crc = zlib.crc32(block, self._crc)
-                    self._size += len(block)
-                    self._take_text(block)
-                if inflater.eof:
-                    break
-                if inflater.unconsumed_tail:
-                    block = inflater.decompress(inflater.unconsumed_tail, _OUTPUT_BLOCK)
-                elif len(block) == _OUTPUT_BLOCK:  # the limit was hit: more output may wait
-                    block = inflater.decompress(b"", _OUTPUT_BLOCK)
-                else:
-                    break
+            for block in inflate_blocks(inflater, data):
+                self._crc = zlib.crc32(block, self._crc)
+                self._size += len(block)
+                self._take_text(block)
         except zlib.error as exc:
             self._problem(0, Check.GZIP_DATA, f"the compressed data is corrupt ({exc})")
             self._stage = "dead"

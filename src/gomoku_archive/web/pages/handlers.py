@@ -66,19 +66,8 @@ DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
 async def database_page(request: web.Request) -> web.Response:
     snapshot = request.app[MANIFEST].snapshot
     page = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
-    varies = vary(request)  # the examples' URLs follow the request's origin
-    caching: dict[str, str] = {
-        hdrs.CACHE_CONTROL: "public, max-age=60",
-        hdrs.VARY: f"{varies}, Accept-Encoding" if varies else "Accept-Encoding",
-    }
-    return respond_encoded(
-        request,
-        page,
-        content_type=HTML,
-        caching=caching,
-        headers=_SECURITY,
-        last_modified=last_changed(snapshot.document),
-    )
+    # The examples' URLs follow the request's origin.
+    return _page_response(request, page, snapshot, varies=vary(request))
 
 
 async def year_page(request: web.Request) -> web.Response:
@@ -87,9 +76,17 @@ async def year_page(request: web.Request) -> web.Response:
     page = request.app[DATABASE_PAGE].year(snapshot, int(request.match_info["year"]))
     if page is None:
         raise web.HTTPNotFound()
+    return _page_response(request, page, snapshot)
+
+
+def _page_response(
+    request: web.Request, page: Encoded, snapshot: Snapshot, *, varies: str = ""
+) -> web.Response:
+    """A page rendered from the manifest ``snapshot``: a minute in caches, changed when the
+    manifest's newest publication changed."""
     caching: dict[str, str] = {
         hdrs.CACHE_CONTROL: "public, max-age=60",
-        hdrs.VARY: "Accept-Encoding",
+        hdrs.VARY: f"{varies}, Accept-Encoding" if varies else "Accept-Encoding",
     }
     return respond_encoded(
         request,
