@@ -30,14 +30,49 @@ GZIP_HEADER = bytes([0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF]
 _WINDOW_BITS = -15  # negative: raw deflate, the gzip framing is ours
 
 
+class BlockDeflate:
+    """Raw deflate at ``COMPRESSION_LEVEL``, fed in ``BLOCK_SIZE`` blocks from its first byte on.
+
+    Shared by ``ArchiveStream`` and the range compressor (profile/deflate_parts.py), so that a
+    single range's deflate bytes are ArchiveStream's by construction, not by two copies agreeing.
+    """
+
+    def __init__(self) -> None:
+        self._compressor = zlib.compressobj(COMPRESSION_LEVEL, zlib.DEFLATED, _WINDOW_BITS)
+        self._pending = bytearray()
+
+    def feed(self, data: bytes) -> bytes:
+        """Buffer ``data``; compress every full block now buffered and return what zlib emits."""
+        out = []
+        pending = self._pending
+        pending += data
+        if len(pending) >= BLOCK_SIZE:
+            view = memoryview(pending)
+            full = len(pending) - len(pending) % BLOCK_SIZE
+            for start in range(0, full, BLOCK_SIZE):
+                out.append(self._compressor.compress(view[start : start + BLOCK_SIZE]))
+            view.release()
+            del pending[:full]
+        return b"".join(out)
+
+    def end(self, mode: int) -> bytes:
+        """Compress the partial block left, then ``flush(mode)``: Z_FINISH ends the stream (the
+        last block has BFINAL set), Z_SYNC_FLUSH byte-aligns it so more deflate data can follow."""
+        out = []
+        if self._pending:
+            out.append(self._compressor.compress(bytes(self._pending)))
+            self._pending.clear()
+        out.append(self._compressor.flush(mode))
+        return b"".join(out)
+
+
 class ArchiveStream:
     """Incremental gzip writer: feed lines, get compressed bytes out as they are produced."""
 
     def __init__(self) -> None:
-        self._compressor = zlib.compressobj(COMPRESSION_LEVEL, zlib.DEFLATED, _WINDOW_BITS)
+        self._deflate = BlockDeflate()
         self._hash = hashlib.sha256()
         self._crc = 0
-        self._pending = bytearray()
         self._header_sent = False
         self._finished = False
         self.compressed_bytes = 0
@@ -56,28 +91,14 @@ class ArchiveStream:
             raise ValueError("write() after finish()")
         self._crc = zlib.crc32(data, self._crc)
         self.uncompressed_bytes += len(data)
-        out = [self._header()]
-        pending = self._pending
-        pending += data
-        if len(pending) >= BLOCK_SIZE:
-            view = memoryview(pending)
-            full = len(pending) - len(pending) % BLOCK_SIZE
-            for start in range(0, full, BLOCK_SIZE):
-                out.append(self._compressor.compress(view[start : start + BLOCK_SIZE]))
-            view.release()
-            del pending[:full]
-        return self._emit(b"".join(out))
+        return self._emit(self._header() + self._deflate.feed(data))
 
     def finish(self) -> bytes:
         """Flush the compressor; returns the remaining bytes including the 8-byte trailer."""
         if self._finished:
             raise ValueError("finish() called twice")
         self._finished = True
-        tail = [self._header()]
-        if self._pending:
-            tail.append(self._compressor.compress(bytes(self._pending)))
-            self._pending.clear()
-        tail.append(self._compressor.flush(zlib.Z_FINISH))
+        tail = [self._header(), self._deflate.end(zlib.Z_FINISH)]
         tail.append(struct.pack("<II", self._crc, self.uncompressed_bytes & 0xFFFFFFFF))
         return self._emit(b"".join(tail))
 
