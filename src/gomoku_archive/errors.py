@@ -46,6 +46,14 @@ class ExportTimeout(ExportFailed):
     """An export ran over the time limit its caller gave it; nothing was published."""
 
 
+class RangeRetriesExhausted(ExportFailed):
+    """A range of a month failed on every try for reasons that may pass (lost connections, a
+    database restarting): the month's build is worth another try later. Exit 3, like the
+    database being unavailable."""
+
+    exit_code = 3
+
+
 class ExportLocked(ArchiveError):
     """Another process holds the month's export lock."""
 

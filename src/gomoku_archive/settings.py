@@ -77,13 +77,17 @@ def mask_url(url: str) -> str:
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
+    source_database_url: str | None = None
+    """Where the export reads the game server's table (a read replica, say); None: the
+    archive's own ``database_url``."""
     redis_url: str = DEFAULT_REDIS_URL
     games_table: str = "games"
     """The game server's table, optionally schema-qualified; validated as an identifier."""
     export_first_month: Month = FIRST_PUBLISHED_MONTH
     export_processes: int = 2
-    """Processes an export of a big month uses to classify and format games, its own
-    included; 1 keeps every export in one process."""
+    """Processes that export the ranges of a month this process coordinates (the ``export``
+    command, or a worker's month build), its own included; 1 leaves the other ranges to the
+    worker pool (or, for the command, to this process alone)."""
     ops_token: str | None = field(default=None, repr=False)
     """Operator token for /ops/ and its actions; when unset, /ops/ answers 404."""
     s3_bucket: str | None = None
@@ -151,6 +155,11 @@ class Settings:
         check(
             urlsplit(self.database_url).scheme in ("postgres", "postgresql"),
             "DATABASE_URL must be a postgresql:// URL",
+        )
+        check(
+            self.source_database_url is None
+            or urlsplit(self.source_database_url).scheme in ("postgres", "postgresql"),
+            "SOURCE_DATABASE_URL must be a postgresql:// URL",
         )
         check(
             urlsplit(self.redis_url).scheme in ("redis", "rediss", "unix"),
@@ -253,13 +262,18 @@ class Settings:
     def redirect_downloads(self) -> bool:
         return self.s3_bucket is not None and self.s3_redirect
 
+    @property
+    def source_url(self) -> str:
+        """The database the export reads the games from."""
+        return self.source_database_url or self.database_url
+
     def __repr__(self) -> str:
         shown = []
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "ops_token":
                 value = "***" if value else None
-            elif f.name in ("database_url", "redis_url"):
+            elif f.name in ("database_url", "redis_url", "source_database_url") and value:
                 value = mask_url(value)
             shown.append(f"{f.name}={value!r}")
         return f"Settings({', '.join(shown)})"
@@ -290,6 +304,7 @@ class Settings:
 
         for name, attribute in (
             ("DATABASE_URL", "database_url"),
+            ("SOURCE_DATABASE_URL", "source_database_url"),
             ("REDIS_URL", "redis_url"),
             ("GAMES_TABLE", "games_table"),
             ("OPS_TOKEN", "ops_token"),

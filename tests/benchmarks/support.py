@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import socket
 import threading
@@ -112,3 +113,20 @@ class RssSampler:
     @property
     def growth(self) -> int:
         return self.peak - self.baseline
+
+
+async def stored_archive(dsn: str, file_name: str) -> bytes:
+    """A published file's bytes as the service stores them, checked against its SHA-256."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        row = await conn.fetchrow("SELECT id, sha256 FROM archives WHERE file_name = $1", file_name)
+        assert row is not None, file_name
+        archive_id, sha256 = row["id"], row["sha256"]
+        chunks = await conn.fetch(
+            "SELECT data FROM archive_chunks WHERE archive_id = $1 ORDER BY seq", archive_id
+        )
+    finally:
+        await conn.close()
+    data = b"".join(c["data"] for c in chunks)
+    assert hashlib.sha256(data).hexdigest() == sha256
+    return data

@@ -32,7 +32,7 @@ def test_the_smoke_run_writes_every_figure(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
 

@@ -9,6 +9,8 @@ from gomoku_archive.jobs.ops_view import (
     MonthState,
     QueuedJob,
     QueueSnapshot,
+    RangeCounts,
+    month_document,
     month_statuses,
     parse_health_check,
     status_document,
@@ -308,3 +310,54 @@ def test_status_document_without_redis() -> None:
     doc = status_document(now=NOW, months=[], queue=None, redis_error="down", database_error=None)
     assert doc["jobs"] is None
     assert doc["redis"] == {"ok": False, "error": "down"}
+
+
+def test_a_building_month_shows_its_ranges() -> None:
+    ranges = RangeCounts(
+        archive_id=9,
+        started_at=NOW - timedelta(seconds=100),
+        ranges=10,
+        done=3,
+        running=2,
+        queued=4,
+        failed=1,
+        planned=1_000_000,
+        candidates_done=400_000,
+    )
+    queue = QueueSnapshot(taken_at=NOW, queued=[job("export:2026-09", running=True)])
+    months = month_statuses(
+        first=FIRST,
+        now=NOW,
+        archives=[],
+        queue=queue,
+        locked_months={"2026-09"},
+        builds={"2026-09": ranges, "2026-08": ranges},
+    )
+    by_month = {s.month: s for s in months}
+    assert by_month["2026-09"].ranges == ranges
+    assert by_month["2026-08"].ranges is None  # not building: an old plan is not shown
+    assert ranges.games_per_second(NOW) == 4000
+    assert ranges.seconds_left(NOW) == 150
+    assert ranges.describe(NOW) == (
+        "ranges 3/10 done, 2 running, 4 queued, 1 failed (retried)"
+        " · 4,000 games/s · about 2 min left"
+    )
+    doc = month_document(by_month["2026-09"], NOW)
+    assert (doc["ranges"]["done"], doc["ranges"]["secondsLeft"]) == (3, 150)
+    assert doc["ranges"]["gamesPerSecond"] == 4000.0
+
+
+def test_a_build_without_progress_has_no_rate() -> None:
+    ranges = RangeCounts(
+        archive_id=9,
+        started_at=NOW,
+        ranges=4,
+        done=0,
+        running=0,
+        queued=4,
+        failed=0,
+        planned=100,
+        candidates_done=0,
+    )
+    assert ranges.games_per_second(NOW) is None and ranges.seconds_left(NOW) is None
+    assert ranges.describe(NOW) == "ranges 0/4 done, 0 running, 4 queued"

@@ -1,9 +1,10 @@
-"""The export's per-row step: what a row adds, the order check, and slices that add up to the
-whole month."""
+"""The export's per-row step: what a row adds, the order check, and ranges that add up to the
+whole month, also after their tallies travelled as JSON."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import uuid
 from datetime import timedelta
 
@@ -60,7 +61,7 @@ def test_a_game_that_does_not_come_later_stops_the_export() -> None:
 
 
 @given(st.lists(st.integers(0, len(ROWS)), max_size=4))
-def test_slices_extended_in_order_equal_one_pass(cuts: list[int]) -> None:
+def test_ranges_extended_in_order_equal_one_pass(cuts: list[int]) -> None:
     whole = Tally("2026-08")
     for row in ROWS:
         whole.take(row)
@@ -70,7 +71,8 @@ def test_slices_extended_in_order_equal_one_pass(cuts: list[int]) -> None:
         part = Tally("2026-08")
         for row in ROWS[start:end]:
             part.take(row)
-        joined.extend(part)
+        # As a range's tally reaches the assembly: through JSON.
+        joined.extend(Tally.from_json("2026-08", json.loads(json.dumps(part.to_json()))))
     assert (joined.candidates, joined.exclusions, joined.results) == (
         whole.candidates,
         whole.exclusions,
@@ -86,3 +88,26 @@ def test_a_slice_that_overlaps_the_previous_one_stops_the_export() -> None:
     second.take(game(2))
     with pytest.raises(ExportFailed, match=OUT_OF_ORDER):
         first.extend(second)
+
+
+def test_a_tally_survives_json() -> None:
+    tally = Tally("2026-08")
+    for row in [*ROWS, game(6, time_control_seconds=None), game(7, black_rating=None)]:
+        tally.take(row)
+    again = Tally.from_json("2026-08", json.loads(json.dumps(tally.to_json())))
+    assert (again.candidates, again.exclusions, again.results) == (
+        tally.candidates,
+        tally.exclusions,
+        tally.results,
+    )
+    assert (again.first_key, again.last_key) == (tally.first_key, tally.last_key)
+    assert again.stats.result() == tally.stats.result()
+    assert again.stats.to_json() == tally.stats.to_json()
+
+
+def test_ranges_out_of_order_stop_the_assembly() -> None:
+    early, late = Tally("2026-08"), Tally("2026-08")
+    early.take(game(1))
+    late.take(game(2))
+    with pytest.raises(ExportFailed, match=OUT_OF_ORDER):
+        late.extend(Tally.from_json("2026-08", early.to_json()))

@@ -20,13 +20,20 @@ from rich.progress import (
 )
 
 from gomoku_archive.catalog.manifest import build_manifest
-from gomoku_archive.cli.runtime import database, load_settings, month_arg, print_json, run
+from gomoku_archive.cli.runtime import (
+    database,
+    load_settings,
+    month_arg,
+    print_json,
+    run,
+    source_database,
+)
 from gomoku_archive.db import archive_store, source
 from gomoku_archive.db.migrate import migrate
 from gomoku_archive.demo.games import generate_months
 from gomoku_archive.errors import ArchiveError, InvalidMonth
-from gomoku_archive.export.helpers import ParallelExport
-from gomoku_archive.export.month import ExportResult, export_month
+from gomoku_archive.export.local_ranges import LocalProcesses
+from gomoku_archive.export.month import ExportResult, RangeOptions, export_month
 from gomoku_archive.jobs.planning import export_refusal, missing_months
 from gomoku_archive.profile.months import Month
 
@@ -126,7 +133,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         logging.getLogger("gomoku_archive.export.month").setLevel(logging.WARNING)
 
     async def main() -> list[ExportResult]:
-        async with database(settings, max_size=3) as pool:
+        local = LocalProcesses(
+            dsn=settings.database_url,
+            source_dsn=settings.source_url,
+            table=settings.games_table,
+            processes=settings.export_processes,
+        )
+        async with database(settings, max_size=3) as pool, source_database(settings, pool) as src:
             if args.missing:
                 async with pool.acquire() as conn:
                     published = await archive_store.published_months(conn)
@@ -142,9 +155,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                         month=month,
                         force=args.force,
                         progress=bar if tty else None,
-                        parallel=ParallelExport(
-                            dsn=settings.database_url, processes=settings.export_processes
-                        ),
+                        ranges=RangeOptions(source_pool=src, spreads=(local,)),
                     )
                 results.append(result)
                 if tty:

@@ -119,6 +119,8 @@ def _months(console: Console, months: list[MonthStatus]) -> None:
         if status.last_failure is not None:
             failure = status.last_failure
             details.append(f"last failure {when(failure.failed_at)}: {failure.error or ''}")
+        if status.ranges is not None:
+            details.append(status.ranges.describe(datetime.now(UTC)))
         jobs = (*status.running_jobs, *status.queued_jobs)
         if jobs:
             details.append("jobs: " + " ".join(jobs))

@@ -74,11 +74,13 @@ class Command(Protocol):
 ENVIRONMENT_HELP = """\
 environment (docs/operators/configuration.md has the details):
   DATABASE_URL        the service's PostgreSQL (postgresql://...)
+  SOURCE_DATABASE_URL where exports read the games table, a read replica say
+                      (default: DATABASE_URL)
   REDIS_URL           the job queue's Redis (redis://... or unix://...)
   GAMES_TABLE         the game server's table, optionally schema.table (default games)
   EXPORT_FIRST_MONTH  the first month published, 2026-08 or later (default 2026-08)
-  EXPORT_PROCESSES    processes that classify and format a big month's games, the
-                      export's own included (default 2; 1: one process)
+  EXPORT_PROCESSES    processes that export the ranges of a month this process builds,
+                      its own included (default 2; 1: this one alone, or the pool's)
   OPS_TOKEN           the operator token for /ops/ (32+ characters; unset: /ops/ is off)
   S3_BUCKET, S3_PREFIX, S3_ENDPOINT_URL, S3_REDIRECT, S3_PART_SIZE, CDN_BASE_URL
                       the optional S3 mirror (credentials: boto3's standard chain)

@@ -100,5 +100,19 @@ async def database(settings: Settings, **kwargs: Any) -> AsyncIterator[Pool]:
         await pool.close()
 
 
+@asynccontextmanager
+async def source_database(settings: Settings, archive_pool: Pool) -> AsyncIterator[Pool]:
+    """The pool the export reads the games through: ``SOURCE_DATABASE_URL``'s, or the archive's
+    own when that is where the games are."""
+    if settings.source_url == settings.database_url:
+        yield archive_pool
+        return
+    pool = await create_pool(settings.source_url, max_size=2)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
 def print_json(document: object, *, indent: int | None = None) -> None:
     print(json.dumps(document, indent=indent, ensure_ascii=False))

@@ -324,6 +324,13 @@ async def remove_leftovers(conn: Connection, month: str) -> int:
         "(SELECT id FROM archives WHERE month = $1 AND state = 'failed')",
         month,
     )
+    # Range parts outlive their build only when a run died between its assembly and dropping
+    # them; the ranges themselves stay with failed and published rows, for operators.
+    await conn.execute(
+        "DELETE FROM archive_parts WHERE archive_id IN "
+        "(SELECT id FROM archives WHERE month = $1 AND state <> 'building')",
+        month,
+    )
     return int(status.split()[-1])
 
 
@@ -331,7 +338,8 @@ async def months_with_leftovers(conn: Connection) -> list[str]:
     """Months with something ``remove_leftovers`` would delete."""
     rows = await conn.fetch(
         "SELECT DISTINCT month FROM archives a WHERE state = 'building' OR (state = 'failed' "
-        "AND EXISTS (SELECT 1 FROM archive_chunks c WHERE c.archive_id = a.id)) ORDER BY month"
+        "AND EXISTS (SELECT 1 FROM archive_chunks c WHERE c.archive_id = a.id)) "
+        "OR EXISTS (SELECT 1 FROM archive_parts p WHERE p.archive_id = a.id) ORDER BY month"
     )
     return [r["month"] for r in rows]
 
@@ -444,7 +452,8 @@ async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
     and a published row's chunks must never go."""
     await conn.execute(
         "WITH failed AS (UPDATE archives SET state = 'failed', failed_at = now(), "
-        "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id) "
+        "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id), "
+        "parts AS (DELETE FROM archive_parts WHERE archive_id IN (SELECT id FROM failed)) "
         "DELETE FROM archive_chunks WHERE archive_id IN (SELECT id FROM failed)",
         archive_id,
         error[:2000],

@@ -5,7 +5,6 @@ quoted here, which is the only reason this module builds SQL text."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import fields
@@ -105,51 +104,29 @@ async def snapshot(conn: Connection) -> AsyncIterator[None]:
         yield
 
 
-async def count_candidates_by_hour(
+async def count_candidates_by_minute(
     conn: Connection, table: str, month: Month
 ) -> dict[datetime, int]:
-    """The month's candidates per hour of their finish second (naive UTC hour -> count; hours
-    without any are absent): what a two-process export plans its slices from. Run it inside
-    ``snapshot`` so that the counts are those of the rows the export reads."""
+    """The month's candidates per minute of their finish second (naive UTC minute -> count;
+    minutes without any are absent): what the export plans its ranges from. One index scan, in
+    a transaction of its own."""
     rows = await conn.fetch(
-        f"SELECT date_trunc('hour', {FINISH_SECOND}) AS hour, count(*) AS n "
+        f"SELECT date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n "
         f"{_candidates_where(table)} GROUP BY 1",
         *month_bounds(month),
     )
-    return {row["hour"]: row["n"] for row in rows}
+    return {row["minute"]: row["n"] for row in rows}
 
 
 async def stream_candidates_between(
     conn: Connection, table: str, start: datetime, end: datetime, *, prefetch: int = 2000
 ) -> AsyncIterator[Candidate]:
     """``stream_candidates`` for the finish seconds in ``[start, end)`` (naive UTC) instead of
-    a whole month: one slice of a month, same query, same order."""
+    a whole month: one range of a month, same query, same order. The caller holds a
+    ``snapshot`` on ``conn``."""
     query = candidates_query(table)
     async for record in conn.cursor(query, start, end, prefetch=prefetch):
         yield Candidate(*record)
-
-
-_SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9]+)?")
-
-
-async def export_snapshot(conn: Connection) -> str:
-    """The id of the snapshot of ``conn``'s open transaction (inside ``snapshot``), for another
-    session to ``join_snapshot``; valid while this transaction stays open."""
-    snapshot_id: str = await conn.fetchval("SELECT pg_export_snapshot()")
-    return snapshot_id
-
-
-@asynccontextmanager
-async def joined_snapshot(conn: Connection, snapshot_id: str) -> AsyncIterator[None]:
-    """``snapshot`` on another session, seeing exactly the rows the exporting transaction sees
-    (``SET TRANSACTION SNAPSHOT``, the transaction's first statement), with the same planner
-    settings."""
-    if not _SNAPSHOT_ID.fullmatch(snapshot_id):  # SET takes no parameters: the id goes in the text
-        raise ValueError(f"not a snapshot id: {snapshot_id!r}")
-    async with transaction(conn, isolation="repeatable_read", readonly=True):
-        await conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")
-        await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off")
-        yield
 
 
 def reference_schema(table: str) -> str:

@@ -1,41 +1,46 @@
-"""The month export, used by both the worker and the CLI: one snapshot of the month's candidates
-→ classify → profile lines (counted for the month's statistics as they are written) →
-deterministic gzip → 256 KiB chunks in PostgreSQL → bytes read back and checked → one
-transaction publishes, statistics included. Memory stays flat: rows arrive through a
-server-side cursor, at most a few chunks are held before they are written, and the statistics
-are counts."""
+"""The month export, used by both the worker and the CLI, as the month's coordinator: under the
+month's lock it plans the month's ranges from per-minute counts (``export.ranges``), lets any
+process export them (itself, arq range jobs of other workers, local processes:
+``export.range_run``), takes over ranges whose worker died, assembles the parts into one gzip
+member in 256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics
+included. Memory stays flat: rows arrive through a server-side cursor, a range's part is written
+as it is compressed, and the statistics are counts."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import asyncpg
 
-from gomoku_archive.db import archive_store, locks, source
+from gomoku_archive.db import archive_store, locks, range_store, source
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
 from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
-from gomoku_archive.errors import DatabaseConnectionLost, ExportLocked, ExportTimeout
-from gomoku_archive.export.helpers import ParallelExport, SliceHelpers
-from gomoku_archive.export.slices import Slice, plan_slices
-from gomoku_archive.export.tally import Tally
+from gomoku_archive.db.range_store import RangeRow
+from gomoku_archive.errors import (
+    DatabaseConnectionLost,
+    ExportFailed,
+    ExportLocked,
+    ExportTimeout,
+    RangeRetriesExhausted,
+)
+from gomoku_archive.export import range_run
+from gomoku_archive.export.assembly import assemble
+from gomoku_archive.export.ranges import RANGE_CANDIDATES, Range, plan_ranges
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
-from gomoku_archive.profile.names import archive_file_name
-from gomoku_archive.profile.stream import ArchiveStream
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
-from gomoku_archive.storage.chunks import ChunkWriter, check_stored_bytes
 
 log = get_logger(__name__)
 
-_BLOCK_CHARS = 256 * 1024
-"""Formatted text gathered before it goes to the compressor thread as one block."""
-_PROGRESS_EVERY = 2000
-"""Rows between two progress reports (each one costs the terminal a redraw)."""
+POLL_SECONDS = 0.2
+"""How often a coordinator with nothing to claim looks at its ranges."""
 _SESSION_END_POLLS = 40
 """Times 50 ms: how long a connection that failed oddly gets to show that its session ended."""
 _RECORD_SECONDS = 10.0
@@ -50,6 +55,30 @@ class Progress(Protocol):
     def start(self, month: Month, candidates: int) -> None: ...
 
     def advance(self, candidates_done: int, games: int) -> None: ...
+
+
+class RangeSpread(Protocol):
+    """Another way for a build's ranges to be exported besides the coordinator itself: arq
+    range jobs for the worker pool, local processes (``export.local_ranges``)."""
+
+    def running(
+        self, month: Month, archive_id: int, ranges: int
+    ) -> AbstractAsyncContextManager[None]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RangeOptions:
+    """Who exports a build's ranges, and how big they are."""
+
+    source_pool: Pool | None = None
+    """Where the ranges read (``SOURCE_DATABASE_URL``, a read replica perhaps); None: the
+    archive's own pool."""
+    spreads: Sequence[RangeSpread] = ()
+    """Besides the coordinator, which exports ranges itself."""
+    range_candidates: int = RANGE_CANDIDATES
+    """K; tests lower it to get several ranges out of a small month."""
+    worker: str = ""
+    """The coordinator's name on the ranges it claims; empty: host:pid."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +126,7 @@ async def export_month(
     force: bool = False,
     progress: Progress | None = None,
     time_limit: TimeLimit | None = None,
-    parallel: ParallelExport | None = None,
+    ranges: RangeOptions | None = None,
 ) -> ExportResult:
     """Build and publish ``month``'s archive under the month's export lock.
 
@@ -106,8 +135,8 @@ async def export_month(
     when another process holds the lock, ``ExportTimeout`` after ``time_limit``. Every failure
     of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
     database still answers, and raised: the error itself, not a complaint about the
-    connection it broke. With ``parallel``, helper processes classify and format slices of a
-    big month (``gomoku_archive.export.helpers``); the bytes are the same.
+    connection it broke. ``ranges`` says who else exports the month's ranges and reads them
+    where; the bytes are the same whoever exports which range.
     """
     started = time.monotonic()
     deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
@@ -120,7 +149,7 @@ async def export_month(
     try:
         async with deadline:
             outcome, row = await _export(
-                pool, table, month, force, progress, parallel, why_cancelled
+                pool, table, month, force, progress, ranges or RangeOptions(), why_cancelled
             )
     except TimeoutError as exc:
         if time_limit is not None and deadline.expired():
@@ -175,7 +204,7 @@ async def _export(
     month: Month,
     force: bool,
     progress: Progress | None,
-    parallel: ParallelExport | None,
+    options: RangeOptions,
     why_cancelled: Callable[[], str],
 ) -> tuple[Outcome, ArchiveRow | None]:
     async with pool.acquire() as lock_conn:
@@ -183,7 +212,7 @@ async def _export(
             raise ExportLocked(f"another process is exporting {month}")
         try:
             return await _export_locked(
-                pool, lock_conn, table, month, force, progress, parallel, why_cancelled
+                pool, lock_conn, table, month, force, progress, options, why_cancelled
             )
         finally:
             # A lost session took the lock with it; there is nothing left to unlock then.
@@ -199,7 +228,7 @@ async def _export_locked(
     month: Month,
     force: bool,
     progress: Progress | None,
-    parallel: ParallelExport | None,
+    options: RangeOptions,
     why_cancelled: Callable[[], str],
 ) -> tuple[Outcome, ArchiveRow | None]:
     archive_id: int | None = None
@@ -215,7 +244,7 @@ async def _export_locked(
             if existing is not None:
                 return "skipped", existing
         archive_id = await archive_store.start_building(lock_conn, str(month))
-        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress, parallel)
+        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress, options)
         return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
     except asyncio.CancelledError:
         # Shut down or out of time: the building row is invisible already; close it now rather
@@ -235,122 +264,122 @@ async def _export_locked(
 
 async def _build(
     pool: Pool,
-    write_conn: Connection,
+    lock_conn: Connection,
     archive_id: int,
     table: str,
     month: Month,
     progress: Progress | None,
-    parallel: ParallelExport | None,
+    options: RangeOptions,
 ) -> tuple[Counts, BuiltFile | None]:
-    tally = Tally(str(month))
-    chunks = ChunkWriter(write_conn, archive_id)
-    stream: _BackgroundStream | None = None
-    lines: list[str] = []
-    held = 0
-
-    async with pool.acquire() as read_conn, _reading(read_conn, month), source.snapshot(read_conn):
-        plan, counted = await _slice_plan(read_conn, table, month, parallel)
-        if progress is not None:  # the count is a second scan of the month: only for a bar
-            if counted is None:
-                counted = await source.count_candidates(read_conn, table, month)
-            progress.start(month, counted)
-        if plan:
-            assert parallel is not None
-            # The same step (Tally.take) as the loop below, slice by slice in order.
-            helpers = SliceHelpers(read_conn, parallel, table=table, label=str(month))
-            async with helpers, contextlib.aclosing(helpers.in_order(plan)) as done_slices:
-                async for part in done_slices:
-                    tally.extend(part.tally)
-                    if part.data:
-                        stream = stream or _BackgroundStream()
-                        await chunks.add(await stream.write(part.data))
-                    if progress is not None:
-                        progress.advance(tally.candidates, tally.games)
-        else:
-            take = tally.take
-            async for row in source.stream_candidates(read_conn, table, month):
-                line = take(row)
-                if line is not None:
-                    lines.append(line)
-                    held += len(line)
-                    if held >= _BLOCK_CHARS:
-                        stream = stream or _BackgroundStream()
-                        await chunks.add(await stream.write("".join(lines).encode("utf-8")))
-                        lines.clear()
-                        held = 0
-                if progress is not None and tally.candidates % _PROGRESS_EVERY == 0:
-                    progress.advance(tally.candidates, tally.games)
+    source_pool = options.source_pool or pool
+    planning = time.monotonic()
+    plan = await _plan(source_pool, table, month, options.range_candidates)
+    await range_store.add_ranges(
+        lock_conn, archive_id, [(r.start, r.end, r.candidates) for r in plan]
+    )
+    log.info(
+        "export_planned",
+        month=str(month),
+        archive_id=archive_id,
+        ranges=len(plan),
+        candidates=sum(r.candidates for r in plan),
+        range_candidates=options.range_candidates,
+        seconds=round(time.monotonic() - planning, 3),
+    )
     if progress is not None:
-        progress.advance(tally.candidates, tally.games)
-
-    counts = Counts(
-        games=tally.games,
-        candidate_games=tally.candidates,
-        excluded_games=tally.excluded,
-        exclusions={r: tally.exclusions[r] for r in ALL_REASONS},
-        results={t: tally.results[t] for t in ALL_TERMINATIONS},
-        stats=tally.stats.result(),
+        progress.start(month, sum(r.candidates for r in plan))
+    coordinator = _Coordinator(
+        pool, source_pool, lock_conn, archive_id, table, month, progress, options.worker
     )
-    if counts.games == 0:
-        return counts, None
-    stream = stream or _BackgroundStream()
-    await chunks.add(await stream.finish("".join(lines).encode("utf-8")))
-    await chunks.flush(final=True)
-    archive = stream.archive
-    await check_stored_bytes(
-        write_conn, archive_id, sha256=archive.sha256, size=archive.compressed_bytes
-    )
-    built = BuiltFile(
-        sha256=archive.sha256,
-        bytes=archive.compressed_bytes,
-        uncompressed_bytes=archive.uncompressed_bytes,
-        file_name=archive_file_name(month, archive.sha256),
-    )
-    return counts, built
+    async with AsyncExitStack() as spreads:
+        if len(plan) > 1:
+            for spread in options.spreads:
+                await spreads.enter_async_context(spread.running(month, archive_id, len(plan)))
+        ranges = await coordinator.run()
+    return await assemble(lock_conn, archive_id, month, ranges)
 
 
-async def _slice_plan(
-    conn: Connection, table: str, month: Month, parallel: ParallelExport | None
-) -> tuple[list[Slice], int | None]:
-    """The slices of a month big enough for helper processes (none: one process), and the
-    month's candidates when they were counted for it."""
-    if parallel is None or parallel.processes < 2:
-        return [], None
-    hours = await source.count_candidates_by_hour(conn, table, month)
-    candidates = sum(hours.values())
-    if not parallel.wanted(candidates):
-        return [], candidates
-    start, end = month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
-    return plan_slices(hours, start, end, target=parallel.slice_candidates), candidates
+async def _plan(source_pool: Pool, table: str, month: Month, target: int) -> list[Range]:
+    """The month's ranges, from its candidates counted per minute (one short query)."""
+    async with source_pool.acquire() as conn, _reading(conn, month):
+        minutes = await source.count_candidates_by_minute(conn, table, month)
+    start, end = source.month_bounds(month)
+    return plan_ranges(minutes, start, end, target=target)
 
 
-class _BackgroundStream:
-    """``ArchiveStream`` fed in blocks from a worker thread, one block in flight: while zlib and
-    SHA-256 work on a block (both release the GIL on large buffers), the event loop reads,
-    classifies and formats the next one. The bytes are the same as feeding it line by line
-    (``ArchiveStream`` hands zlib fixed blocks whatever the write sizes)."""
+class _Coordinator:
+    """Exports ranges itself while any is left to claim, takes over ranges whose worker
+    stopped (their heartbeat goes stale and they become claimable), and waits for the others;
+    fails the build when a range failed for good."""
 
-    def __init__(self) -> None:
-        self.archive = ArchiveStream()
-        self._busy: asyncio.Future[bytes] | None = None
+    def __init__(
+        self,
+        pool: Pool,
+        source_pool: Pool,
+        lock_conn: Connection,
+        archive_id: int,
+        table: str,
+        month: Month,
+        progress: Progress | None,
+        worker: str,
+    ) -> None:
+        self._pool = pool
+        self._source_pool = source_pool
+        self._conn = lock_conn
+        self._archive_id = archive_id
+        self._table = table
+        self._month = month
+        self._progress = progress
+        self._worker = worker or f"{socket.gethostname()}:{os.getpid()}"
+        self._done_candidates = 0
+        self._done_games = 0
 
-    async def write(self, block: bytes) -> bytes:
-        """Start compressing ``block``; returns what the previous block compressed to."""
-        out = await self._collect()
-        self._busy = asyncio.get_running_loop().run_in_executor(None, self.archive.write, block)
-        return out
+    async def run(self) -> list[RangeRow]:
+        while True:
+            claim = await range_store.claim_range(
+                self._conn,
+                self._archive_id,
+                None,
+                worker=self._worker,
+                max_attempts=range_run.MAX_ATTEMPTS,
+                stale_seconds=range_run.STALE_SECONDS,
+            )
+            if claim is not None:
+                await range_run.run_range(
+                    self._pool,
+                    self._source_pool,
+                    claim,
+                    table=self._table,
+                    on_progress=self._advance if self._progress else None,
+                )
+                await self._look()
+                continue
+            ranges = await self._look()
+            if all(r.state == "done" for r in ranges):
+                return ranges
+            await asyncio.sleep(POLL_SECONDS)
 
-    async def finish(self, block: bytes) -> bytes:
-        """The rest of the archive: the previous block's bytes, ``block``'s, and the trailer."""
-        out = await self._collect()
-        return out + await asyncio.to_thread(self._write_and_finish, block)
+    async def _look(self) -> list[RangeRow]:
+        ranges = await range_store.ranges_of(self._conn, self._archive_id)
+        for r in ranges:
+            if r.state != "failed":
+                continue
+            if not r.retryable:
+                raise ExportFailed(f"{self._month}: range {r.seq} failed: {r.error}")
+            if r.attempt >= range_run.MAX_ATTEMPTS:
+                raise RangeRetriesExhausted(
+                    f"{self._month}: range {r.seq} failed {r.attempt} times: {r.error}"
+                )
+        if self._progress is not None:
+            self._done_candidates = sum(r.candidates_done for r in ranges if r.state == "done")
+            self._done_games = sum(r.games for r in ranges if r.state == "done")
+            running = sum(r.candidates_done for r in ranges if r.state == "running")
+            self._progress.advance(self._done_candidates + running, self._done_games)
+        return ranges
 
-    def _write_and_finish(self, block: bytes) -> bytes:
-        return self.archive.write(block) + self.archive.finish()
-
-    async def _collect(self) -> bytes:
-        busy, self._busy = self._busy, None
-        return b"" if busy is None else await busy
+    def _advance(self, candidates: int, games: int) -> None:
+        assert self._progress is not None
+        self._progress.advance(self._done_candidates + candidates, self._done_games + games)
 
 
 _LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (

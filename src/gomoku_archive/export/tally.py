@@ -1,11 +1,13 @@
-"""The export's step for one candidate row, the same in the one-process loop and in the helper
-processes' slices: classify the row, check the archive order, count it, and give its line."""
+"""The export's step for one candidate row, the same in every range of a month: classify the
+row, check the archive order, count it, and give its line. A range's tally travels to the
+month's assembly as JSON (``to_json``), which merges the ranges' tallies in order (``extend``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.gomoku.game import Reason
@@ -64,6 +66,28 @@ class Tally:
         self.results.update(later.results)
         self.stats.merge(later.stats)
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidates": self.candidates,
+            "exclusions": dict(self.exclusions),
+            "results": dict(self.results),
+            "stats": self.stats.to_json(),
+            "firstKey": _key_json(self.first_key),
+            "lastKey": _key_json(self.last_key),
+        }
+
+    @classmethod
+    def from_json(cls, label: str, data: dict[str, Any]) -> Tally:
+        return cls(
+            label,
+            candidates=int(data["candidates"]),
+            exclusions=Counter(data["exclusions"]),
+            results=Counter(data["results"]),
+            stats=StatsCounter.from_json(data["stats"]),
+            first_key=_key_from_json(data["firstKey"]),
+            last_key=_key_from_json(data["lastKey"]),
+        )
+
     @property
     def excluded(self) -> int:
         return sum(self.exclusions.values())
@@ -71,3 +95,11 @@ class Tally:
     @property
     def games(self) -> int:
         return self.candidates - self.excluded
+
+
+def _key_json(key: OrderKey | None) -> list[str] | None:
+    return None if key is None else [key[0].isoformat(), key[1]]
+
+
+def _key_from_json(data: list[str] | None) -> OrderKey | None:
+    return None if data is None else (datetime.fromisoformat(data[0]), data[1])

@@ -24,10 +24,12 @@ from gomoku_archive.jobs.connection import (
 from gomoku_archive.jobs.ids import (
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
+    RANGE_FUNCTION,
     export_job_id,
     forced_export_job_id,
     forced_export_prefix,
     mirror_job_id,
+    range_job_id,
 )
 from gomoku_archive.profile.months import Month
 
@@ -50,6 +52,22 @@ async def enqueue_export(client: ArqRedis, month: Month, *, replace_result: bool
         EXPORT_FUNCTION, _job_id=job_id, _queue_name=QUEUE_NAME, month=str(month), force=False
     )
     return job is not None
+
+
+async def enqueue_ranges(client: ArqRedis, month: Month, archive_id: int, ranges: int) -> int:
+    """Queue one ``export_range`` job per range of the build; returns how many were new."""
+    added = 0
+    for seq in range(ranges):
+        job = await client.enqueue_job(
+            RANGE_FUNCTION,
+            _job_id=range_job_id(month, archive_id, seq),
+            _queue_name=QUEUE_NAME,
+            month=str(month),
+            archive_id=archive_id,
+            seq=seq,
+        )
+        added += job is not None
+    return added
 
 
 async def enqueue_mirror(

@@ -187,6 +187,68 @@ def parse_health_check(text: str | None) -> dict[str, int] | None:
 # --- months -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RangeCounts:
+    """A building month's ranges (``db.range_store.BuildProgress``, read by the caller)."""
+
+    archive_id: int
+    started_at: datetime
+    ranges: int
+    done: int
+    running: int
+    queued: int
+    failed: int
+    planned: int
+    """The month's candidates, as its plan counted them."""
+    candidates_done: int
+    """Candidates of done ranges, and those read so far by running ones."""
+
+    def games_per_second(self, now: datetime) -> float | None:
+        """Candidate games exported per second since the build started."""
+        seconds = (now - self.started_at).total_seconds()
+        return self.candidates_done / seconds if seconds > 0 and self.candidates_done else None
+
+    def seconds_left(self, now: datetime) -> float | None:
+        """At the rate so far; None before there is a rate."""
+        rate = self.games_per_second(now)
+        return None if rate is None else max(self.planned - self.candidates_done, 0) / rate
+
+    def document(self, now: datetime) -> dict[str, Any]:
+        rate, left = self.games_per_second(now), self.seconds_left(now)
+        return {
+            "archiveId": self.archive_id,
+            "startedAt": _iso(self.started_at),
+            "ranges": self.ranges,
+            "done": self.done,
+            "running": self.running,
+            "queued": self.queued,
+            "failed": self.failed,
+            "candidates": self.planned,
+            "candidatesDone": self.candidates_done,
+            "gamesPerSecond": None if rate is None else round(rate, 1),
+            "secondsLeft": None if left is None else round(left),
+        }
+
+    def describe(self, now: datetime) -> str:
+        """One line: ``ranges 3/10 done, 2 running, 5 queued · 4,100 games/s · 2 min left``."""
+        text = f"ranges {self.done}/{self.ranges} done, {self.running} running, "
+        text += f"{self.queued} queued"
+        if self.failed:
+            text += f", {self.failed} failed (retried)"
+        rate, left = self.games_per_second(now), self.seconds_left(now)
+        if rate is not None and left is not None:
+            text += f" · {rate:,.0f} games/s · about {_duration(left)} left"
+        return text
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 @dataclass(frozen=True, slots=True)
 class MonthStatus:
     """One row of the operators' month table."""
@@ -201,6 +263,8 @@ class MonthStatus:
     queued_jobs: tuple[str, ...]
     running_jobs: tuple[str, ...]
     lock_held: bool
+    ranges: RangeCounts | None = None
+    """The ranges of the month's build under way, once planned."""
 
 
 def month_statuses(
@@ -210,6 +274,7 @@ def month_statuses(
     archives: Iterable[ArchiveFacts],
     queue: QueueSnapshot | None,
     locked_months: Collection[str],
+    builds: Mapping[str, RangeCounts] | None = None,
 ) -> list[MonthStatus]:
     """Every closed month from ``first`` (plus any month that has rows), newest first.
 
@@ -261,6 +326,7 @@ def month_statuses(
                 queued_jobs=tuple(sorted(queued.get(month, ()))),
                 running_jobs=tuple(sorted(running.get(month, ()))),
                 lock_held=lock_held,
+                ranges=(builds or {}).get(month) if state == "building" else None,
             )
         )
     return statuses
@@ -318,7 +384,7 @@ def _archive_doc(row: ArchiveFacts | None) -> dict[str, Any] | None:
     }
 
 
-def month_document(status: MonthStatus) -> dict[str, Any]:
+def month_document(status: MonthStatus, now: datetime) -> dict[str, Any]:
     return {
         "month": status.month,
         "state": status.state,
@@ -328,6 +394,7 @@ def month_document(status: MonthStatus) -> dict[str, Any]:
         "queuedJobs": list(status.queued_jobs),
         "runningJobs": list(status.running_jobs),
         "lockHeld": status.lock_held,
+        "ranges": None if status.ranges is None else status.ranges.document(now),
     }
 
 
@@ -399,5 +466,5 @@ def status_document(
         "redis": {"ok": queue is not None, "error": redis_error},
         "database": {"ok": database_error is None, "error": database_error},
         "jobs": queue_document(queue) if queue is not None else None,
-        "months": [month_document(s) for s in months],
+        "months": [month_document(s, now) for s in months],
     }

@@ -82,6 +82,37 @@ class StatsCounter:
         self._ratings.update(other._ratings)
         self._time_controls.update(other._time_controls)
 
+    def to_json(self) -> dict[str, Any]:
+        """The raw counts, for a range's tally to travel to the month's assembly (JSON keys are
+        strings: ratings and time controls as decimal text, no time control as ``none``)."""
+        return {
+            "winners": {result.value: n for result, n in self._winners.items()},
+            "lengths": list(self._lengths),
+            "first": dict(self._first),
+            "nodes": dict(self._nodes),
+            "ratings": {str(r): n for r, n in self._ratings.items()},
+            "timeControls": {
+                NO_TIME_CONTROL if t is None else str(t): n for t, n in self._time_controls.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StatsCounter:
+        """The counter ``to_json`` described."""
+        counter = cls()
+        counter._winners.update({Result(k): n for k, n in data["winners"].items()})
+        lengths = list(data["lengths"])
+        if len(lengths) != POINTS + 1:
+            raise ValueError(f"{len(lengths)} game lengths, expected {POINTS + 1}")
+        counter._lengths = lengths
+        counter._first.update(data["first"])
+        counter._nodes.update(data["nodes"])
+        counter._ratings.update({int(r): n for r, n in data["ratings"].items()})
+        counter._time_controls.update(
+            {None if t == NO_TIME_CONTROL else int(t): n for t, n in data["timeControls"].items()}
+        )
+        return counter
+
     def result(self) -> MonthStats:
         first = [0] * POINTS
         for node, count in self._first.items():

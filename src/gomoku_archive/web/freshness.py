@@ -24,7 +24,7 @@ import redis.exceptions
 from aiohttp import web
 
 from gomoku_archive.catalog.freshness import compute_freshness
-from gomoku_archive.db import mirror_store
+from gomoku_archive.db import mirror_store, range_store
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.db.stats import read_archive_stats
 from gomoku_archive.errors import ArchiveError
@@ -86,6 +86,7 @@ class FreshnessRefresher:
         try:
             async with asyncio.timeout(DATABASE_SECONDS), self._pool.acquire() as conn:
                 stats = await read_archive_stats(conn)
+                builds = await range_store.building_progress(conn)
                 mirror = None
                 if self._bucket is not None:
                     mirror = await mirror_store.mirror_stats(conn, self._bucket, self._cdn_base)
@@ -95,6 +96,7 @@ class FreshnessRefresher:
         else:
             freshness = compute_freshness(stats, first=self._first, now=self._clock())
             self._metrics.show_freshness(freshness)
+            self._metrics.show_builds(builds)
             if mirror is not None:
                 self._metrics.show_mirror(mirror)
             self._metrics.freshness_refreshes.labels("ok").inc()

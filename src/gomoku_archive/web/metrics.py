@@ -3,11 +3,14 @@ so several apps in one test process never clash."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from gomoku_archive.catalog.freshness import Freshness
 from gomoku_archive.db.mirror_store import MirrorStats
+from gomoku_archive.db.range_store import BuildProgress
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -129,6 +132,21 @@ class Metrics:
             "Worker processes whose heartbeat is fresh in Redis (NaN when Redis did not answer)",
             registry=r,
         )
+        # Month builds under way, from the same background read of the archive tables.
+        self.export_ranges = Gauge(
+            "gomoku_export_ranges",
+            "Ranges of the month builds under way, by state: done, running, queued and failed "
+            "(failed ones are retried until their tries run out)",
+            ("state",),
+            registry=r,
+        )
+        self.export_candidates = Gauge(
+            "gomoku_export_candidates",
+            "Candidate games of the month builds under way: planned (all of them) and done "
+            "(in done ranges, or read so far by running ones)",
+            ("state",),
+            registry=r,
+        )
         self.freshness_age.set(float("inf"))
         self.queue_depth.set(float("nan"))
         self.workers_live.set(float("nan"))
@@ -167,6 +185,13 @@ class Metrics:
         self.mirror_files.labels("failing").set(stats.failing)
         self.mirror_files.labels("cdn_unverified").set(stats.cdn_unverified)
         self.mirror_uploaded_bytes.set(stats.uploaded_bytes)
+
+    def show_builds(self, builds: Sequence[BuildProgress]) -> None:
+        """Set the range gauges from one read of the building months' ranges."""
+        for state in ("done", "running", "queued", "failed"):
+            self.export_ranges.labels(state).set(sum(getattr(b, state) for b in builds))
+        self.export_candidates.labels("planned").set(sum(b.planned for b in builds))
+        self.export_candidates.labels("done").set(sum(b.candidates_done for b in builds))
 
     def show_queue_depth(self, depth: int | None, workers: int | None = None) -> None:
         """The queue's depth and the live workers, or None when Redis did not answer in time."""

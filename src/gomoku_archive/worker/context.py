@@ -20,6 +20,7 @@ SETTINGS = "gomoku_settings"
 CLOCK = "gomoku_clock"
 WORKER = "gomoku_worker"
 POOL = "gomoku_pool"
+SOURCE_POOL = "gomoku_source_pool"
 MIRROR = "gomoku_mirror"
 
 
@@ -46,6 +47,11 @@ def worker_of(ctx: dict[str, Any]) -> str:
 
 def pool_of(ctx: dict[str, Any]) -> Pool:
     return cast(Pool, ctx[POOL])
+
+
+def source_pool_of(ctx: dict[str, Any]) -> Pool:
+    """Where exports read the games: ``SOURCE_DATABASE_URL``'s pool, else the archive's."""
+    return cast(Pool, ctx.get(SOURCE_POOL) or ctx[POOL])
 
 
 def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:

@@ -7,19 +7,24 @@ rebuild that never got the month's lock."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import structlog
 from arq import Retry
 
-from gomoku_archive.db import archive_store, locks, mirror_store
+from gomoku_archive.db import archive_store, locks, mirror_store, range_store
 from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from gomoku_archive.export import month as month_export
-from gomoku_archive.export.helpers import ParallelExport
+from gomoku_archive.export import range_run
+from gomoku_archive.export.local_ranges import LocalProcesses
+from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.jobs.connection import REDIS_ERRORS
-from gomoku_archive.jobs.enqueue import enqueue_export, enqueue_mirrors, job_status
+from gomoku_archive.jobs.enqueue import enqueue_export, enqueue_mirrors, enqueue_ranges, job_status
 from gomoku_archive.jobs.ids import export_job_id
 from gomoku_archive.jobs.ops_view import RunningInfo
 from gomoku_archive.jobs.planning import export_refusal, missing_months, plan_action
@@ -32,6 +37,7 @@ from gomoku_archive.worker.context import (
     pool_of,
     redis_of,
     settings_of,
+    source_pool_of,
     utc_now,
     worker_of,
 )
@@ -131,16 +137,20 @@ class _JobLog:
         return summary
 
 
-async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> dict[str, Any]:
+async def export_month(
+    ctx: dict[str, Any], month: str, force: bool = False, range_candidates: int | None = None
+) -> dict[str, Any]:
     """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
-    from the month's size. Returns the job's summary (kept by arq as its result)."""
+    from the month's size: plan its ranges, queue a range job for each (any worker runs them),
+    export ranges here too, assemble and publish. Returns the job's summary (kept by arq as its
+    result). ``range_candidates`` overrides K (tests; it changes the bytes of big months)."""
     job_id = str(ctx.get("job_id", ""))
     attempt = int(ctx.get("job_try", 1))
     job = _JobLog(job_id=job_id, month=month, force=force, attempt=attempt)
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
         target = _exportable(ctx, month, job)
         try:
-            result = await _export_within_limit(ctx, target, force, job)
+            result = await _export_within_limit(ctx, target, force, job, range_candidates)
         except asyncio.CancelledError:
             job.finish(
                 "cancelled", "warning", reason="worker shutting down; the job runs again later"
@@ -167,6 +177,60 @@ async def export_month(ctx: dict[str, Any], month: str, force: bool = False) -> 
         return job.finish(result.outcome, **extra)
 
 
+@dataclass(frozen=True, slots=True)
+class _RangeJobs:
+    """A build's ranges as arq jobs, for every worker of the pool to take."""
+
+    ctx: dict[str, Any]
+
+    @contextlib.asynccontextmanager
+    async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
+        try:
+            queued = await enqueue_ranges(redis_of(self.ctx), month, archive_id, ranges)
+        except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
+            log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
+        else:
+            log.info("export_ranges_enqueued", archive_id=archive_id, ranges=queued)
+        # Jobs still queued when the build ends find nothing to claim and end as "skipped".
+        yield
+
+
+async def export_range(
+    ctx: dict[str, Any], month: str, archive_id: int, seq: int
+) -> dict[str, Any]:
+    """Export range ``seq`` of the build ``archive_id`` of ``month`` when it is still to do
+    (queued, failed with tries left, or held by a worker whose heartbeat stopped); ``skipped``
+    otherwise. A failure is recorded on the range, where the build's coordinator sees it and
+    tries again (here or elsewhere); the job itself never retries."""
+    job_id = str(ctx.get("job_id", ""))
+    started = time.monotonic()
+    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        pool = pool_of(ctx)
+        async with pool.acquire() as conn:
+            claim = await range_store.claim_range(
+                conn,
+                archive_id,
+                seq,
+                worker=worker_of(ctx),
+                max_attempts=range_run.MAX_ATTEMPTS,
+                stale_seconds=range_run.STALE_SECONDS,
+            )
+        if claim is None:
+            summary: dict[str, Any] = {
+                "month": month,
+                "archive_id": archive_id,
+                "range": seq,
+                "outcome": "skipped",
+                "reason": "done, taken by another worker, or its build ended",
+                "seconds": round(time.monotonic() - started, 3),
+            }
+            log.info("export_range", **summary)
+            return summary
+        table = settings_of(ctx).games_table
+        outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
+        return outcome.summary()
+
+
 def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
     """The month, when it may be exported now; otherwise a permanent failure."""
     try:
@@ -182,7 +246,7 @@ def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
 
 
 async def _export_within_limit(
-    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, range_candidates: int | None
 ) -> month_export.ExportResult:
     """Count the month's candidates, set the time limit from them, and run the export while
     operators can see the job as running."""
@@ -199,7 +263,20 @@ async def _export_within_limit(
             month=target,
             force=force,
             time_limit=limit,
-            parallel=ParallelExport(dsn=settings.database_url, processes=settings.export_processes),
+            ranges=month_export.RangeOptions(
+                source_pool=source_pool_of(ctx),
+                spreads=(
+                    _RangeJobs(ctx),
+                    LocalProcesses(
+                        dsn=settings.database_url,
+                        source_dsn=settings.source_url,
+                        table=settings.games_table,
+                        processes=settings.export_processes,
+                    ),
+                ),
+                range_candidates=range_candidates or RANGE_CANDIDATES,
+                worker=worker_of(ctx),
+            ),
         )
     finally:
         await _clear_running(ctx, job_id)

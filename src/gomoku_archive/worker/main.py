@@ -1,7 +1,8 @@
 """The worker process: arq's ``Worker`` built from our ``Settings``.
 
-- functions: ``export_month`` (arq timeout = the export ceiling; each job sets its month's own
-  limit inside; ``MAX_TRIES`` runs; results kept a day for operators) and ``mirror_archive``;
+- functions: ``export_month`` (a month's build and its coordinator; arq timeout = the export
+  ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
+  operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
   set, ``scrub_mirror`` every Sunday at 03:30 UTC and ``check_mirror`` every
   ``MIRROR_CHECK_SECONDS``;
@@ -30,6 +31,7 @@ from gomoku_archive.jobs.ids import (
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
+    RANGE_FUNCTION,
     SCRUB_CRON_NAME,
 )
 from gomoku_archive.jobs.worker_keys import retire_worker
@@ -39,7 +41,7 @@ from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.worker import context
 from gomoku_archive.worker.context import Clock, utc_now
-from gomoku_archive.worker.export_jobs import export_month, plan_months
+from gomoku_archive.worker.export_jobs import export_month, export_range, plan_months
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
     SCRUB_TIMEOUT_SECONDS,
@@ -61,6 +63,11 @@ RESULT_KEEP_SECONDS = 24 * 3600
 """Finished export results stay visible in ``/ops/`` for a day (the planner replaces the result
 of a month that is still unpublished, so a kept failure never blocks a new try)."""
 HEALTH_CHECK_SECONDS = 30
+RANGE_TIMEOUT_SECONDS = 900
+"""arq's timeout for one range job. A range of K candidates takes seconds (under a minute even
+at the export timeout's deliberately low 2,000 games/s); one that runs 15 minutes is stuck. The
+range of a worker that died is taken over within ``range_run.STALE_SECONDS`` whatever arq does:
+the job itself only shows as running until arq gives up on it."""
 MAX_JOBS = 2
 """Per process: an export and the planner, or two exports. Exports are CPU-bound Python, so more
 throughput comes from more worker processes, which also spreads months over machines."""
@@ -145,6 +152,13 @@ def worker_options(
                 max_tries=MAX_TRIES,
                 keep_result=RESULT_KEEP_SECONDS,
             ),
+            func(
+                export_range,
+                name=RANGE_FUNCTION,
+                timeout=RANGE_TIMEOUT_SECONDS,
+                max_tries=1,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
             # Registered with or without S3: a job queued by a process that has a bucket must
             # not fail as "function not found" here (it answers "skipped" instead).
             func(
@@ -180,6 +194,11 @@ async def _startup(ctx: dict[str, Any]) -> None:
     ctx[context.POOL] = await create_pool(
         settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2
     )
+    if settings.source_url != settings.database_url:
+        # One reader per running range; the archive's pool keeps the writes and claims.
+        ctx[context.SOURCE_POOL] = await create_pool(
+            settings.source_url, min_size=1, max_size=MAX_JOBS + 1
+        )
     if settings.mirror_enabled:
         store = S3Store(settings)
         ctx[_S3_STORE] = store
@@ -210,9 +229,10 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     store: S3Store | None = ctx.pop(_S3_STORE, None)
     if store is not None:
         await asyncio.to_thread(store.close)
-    pool = ctx.pop(context.POOL, None)
-    if pool is not None:
-        await pool.close()
+    for key in (context.SOURCE_POOL, context.POOL):
+        pool = ctx.pop(key, None)
+        if pool is not None:
+            await pool.close()
     log.info("worker_stopped", worker=context.worker_of(ctx))
 
 

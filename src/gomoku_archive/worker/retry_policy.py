@@ -13,7 +13,7 @@ from typing import Literal
 import asyncpg
 import redis.exceptions
 
-from gomoku_archive.errors import DatabaseUnavailable, RedisUnavailable
+from gomoku_archive.errors import DatabaseUnavailable, RangeRetriesExhausted, RedisUnavailable
 
 MAX_TRIES = 8
 """Runs of one export job, the first included (arq's ``max_tries`` for ``export_month``)."""
@@ -34,6 +34,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.SerializationError,
     asyncpg.DeadlockDetectedError,
     DatabaseUnavailable,
+    RangeRetriesExhausted,  # a range's tries all lost their connection: so may the next build's
     RedisUnavailable,
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,

@@ -15,7 +15,10 @@ SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
 
 def test_the_export_function() -> None:
     options = worker_options(SETTINGS)
-    [export, mirror] = options["functions"]
+    [export, export_range, mirror] = options["functions"]
+    assert isinstance(export_range, Function)
+    assert export_range.name == "export_range"
+    assert export_range.max_tries == 1  # its coordinator retries a failed range, not arq
     assert isinstance(export, Function)
     assert export.name == "export_month"
     assert export.timeout_s == EXPORT_CEILING_SECONDS

@@ -61,6 +61,8 @@ class MonthRow:
     rebuildable: bool
     build_seconds: float | None
     mirror: MirrorNote | None = None
+    ranges: str | None = None
+    """The build under way: its ranges done, running, queued and failed, rate, time left."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,8 @@ def _month_row(status: MonthStatus, data: Dashboard) -> MonthRow:
     note = None
     if pub is not None and data.settings is not None:
         note = mirror_note(pub, data.settings, data.now)
-    return MonthRow(status, _rebuildable(status.month, data), build, note)
+    ranges = None if status.ranges is None else status.ranges.describe(data.now)
+    return MonthRow(status, _rebuildable(status.month, data), build, note, ranges)
 
 
 def mirror_note(row: ArchiveFacts, settings: Settings, now: datetime) -> MirrorNote | None:

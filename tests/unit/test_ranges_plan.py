@@ -1,5 +1,5 @@
-"""The two-process export's slice plan: contiguous whole-second ranges in order, about a target
-of candidates each, from the month's counts per hour."""
+"""A month's range plan: contiguous whole-second ranges in order, about a target of candidates
+each, from the month's counts per bucket (per hour here, per minute in the export)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gomoku_archive.export.slices import Slice, plan_slices
+from gomoku_archive.export.ranges import MINUTE, Range, plan_ranges
 
 START = datetime(2026, 8, 1)
 H = timedelta(hours=1)
@@ -36,30 +36,32 @@ def hour(n: int) -> datetime:
 def test_hours_are_gathered_up_to_the_target(
     counts: dict[int, int], hours: int, target: int, expected: list[tuple[int, int, int]]
 ) -> None:
-    plan = plan_slices({hour(h): n for h, n in counts.items()}, START, hour(hours), target=target)
-    assert plan == [Slice(hour(a), hour(b), n) for a, b, n in expected]
+    plan = plan_ranges(
+        {hour(h): n for h, n in counts.items()}, START, hour(hours), target=target, bucket=H
+    )
+    assert plan == [Range(hour(a), hour(b), n) for a, b, n in expected]
 
 
 def test_a_busy_hour_is_cut_into_equal_lengths_of_time() -> None:
-    plan = plan_slices({hour(1): 25, hour(0): 3}, START, hour(3), target=10)
+    plan = plan_ranges({hour(1): 25, hour(0): 3}, START, hour(3), target=10, bucket=H)
     assert plan == [
-        Slice(hour(0), hour(1), 3),
-        Slice(hour(1), hour(1) + timedelta(minutes=20), 9),
-        Slice(hour(1) + timedelta(minutes=20), hour(1) + timedelta(minutes=40), 8),
-        Slice(hour(1) + timedelta(minutes=40), hour(3), 8),  # the quiet tail joins it
+        Range(hour(0), hour(1), 3),
+        Range(hour(1), hour(1) + timedelta(minutes=20), 9),
+        Range(hour(1) + timedelta(minutes=20), hour(1) + timedelta(minutes=40), 8),
+        Range(hour(1) + timedelta(minutes=40), hour(3), 8),  # the quiet tail joins it
     ]
 
 
 def test_a_busy_first_hour_takes_the_quiet_ones_before_it() -> None:
-    plan = plan_slices({hour(2): 20}, START, hour(3), target=10)
+    plan = plan_ranges({hour(2): 20}, START, hour(3), target=10, bucket=H)
     assert plan == [
-        Slice(hour(0), hour(2) + timedelta(minutes=30), 10),
-        Slice(hour(2) + timedelta(minutes=30), hour(3), 10),
+        Range(hour(0), hour(2) + timedelta(minutes=30), 10),
+        Range(hour(2) + timedelta(minutes=30), hour(3), 10),
     ]
 
 
 def test_an_hour_is_cut_into_whole_seconds_at_most() -> None:
-    plan = plan_slices({hour(0): 10_000}, START, hour(1), target=1)
+    plan = plan_ranges({hour(0): 10_000}, START, hour(1), target=1, bucket=H)
     assert len(plan) == 3600
     assert all(s.end - s.start == timedelta(seconds=1) for s in plan)
     assert sum(s.candidates for s in plan) == 10_000
@@ -71,7 +73,7 @@ def test_an_hour_is_cut_into_whole_seconds_at_most() -> None:
 )
 def test_bad_ranges_and_targets_are_refused(start: datetime, end: datetime, target: int) -> None:
     with pytest.raises(ValueError, match="must be"):
-        plan_slices({}, start, end, target=target)
+        plan_ranges({}, start, end, target=target, bucket=H)
 
 
 @given(
@@ -79,11 +81,11 @@ def test_bad_ranges_and_targets_are_refused(start: datetime, end: datetime, targ
     st.integers(1, 48),
     st.integers(1, 3000),
 )
-def test_slices_cover_the_range_in_order_within_the_target(
+def test_ranges_cover_the_range_in_order_within_the_target(
     counts: dict[int, int], hours: int, target: int
 ) -> None:
     in_range = {hour(h): n for h, n in counts.items() if h < hours}
-    plan = plan_slices(in_range, START, hour(hours), target=target)
+    plan = plan_ranges(in_range, START, hour(hours), target=target, bucket=H)
     assert plan[0].start == START and plan[-1].end == hour(hours)
     assert all(a.end == b.start for a, b in pairwise(plan))
     assert all(s.start < s.end and s.start.microsecond == 0 for s in plan)
@@ -92,3 +94,15 @@ def test_slices_cover_the_range_in_order_within_the_target(
     total = sum(in_range.values())
     # No slice for nothing: a quiet stretch always joins a neighbour.
     assert all(s.candidates > 0 for s in plan) or (total == 0 and len(plan) == 1)
+
+
+def test_a_busy_minute_is_cut_into_whole_seconds() -> None:
+    plan = plan_ranges({START: 120}, START, START + 2 * MINUTE, target=30)
+    assert [(r.start.second, r.candidates) for r in plan] == [(0, 30), (15, 30), (30, 30), (45, 30)]
+    assert plan[-1].end == START + 2 * MINUTE
+
+
+def test_a_month_within_the_target_is_one_range() -> None:
+    end = START + timedelta(days=31)
+    counts = {START + i * MINUTE: 1 for i in range(0, 44_640, 7)}
+    assert plan_ranges(counts, START, end, target=len(counts)) == [Range(START, end, len(counts))]

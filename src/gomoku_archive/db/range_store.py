@@ -1,0 +1,273 @@
+"""The SQL of a month's ranges (``archive_ranges``) and their parts (``archive_parts``): the
+plan, claims and heartbeats, a range's finished part, and what the assembly and operators read.
+
+Every write of a range names the attempt that claimed it, and only the holder of the range's
+current attempt of a ``building`` archive can change it: a worker that was thought dead and
+taken over, or whose build was abandoned, finds its writes refused and stops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from gomoku_archive.db.pool import Connection, transaction
+
+RangeState = Literal["queued", "running", "done", "failed"]
+
+_CLAIMABLE = (
+    "(r.state = 'queued' OR (r.state = 'failed' AND r.retryable AND r.attempt < $3) "
+    "OR (r.state = 'running' AND r.heartbeat_at < now() - make_interval(secs => $4)))"
+)
+_BUILDING = "EXISTS (SELECT 1 FROM archives a WHERE a.id = r.archive_id AND a.state = 'building')"
+
+
+@dataclass(frozen=True, slots=True)
+class RangeClaim:
+    """A range this worker now holds: read ``[first_second, end_second)`` and write its part
+    under ``attempt``."""
+
+    archive_id: int
+    seq: int
+    attempt: int
+    first_second: datetime
+    end_second: datetime
+    last: bool
+    month: str
+
+
+@dataclass(frozen=True, slots=True)
+class RangeRow:
+    """One range as the coordinator, the assembly and operators see it."""
+
+    seq: int
+    state: RangeState
+    attempt: int
+    retryable: bool
+    planned: int
+    candidates_done: int
+    games: int
+    worker: str | None
+    error: str | None
+    crc32: int | None
+    raw_bytes: int | None
+    deflate_bytes: int | None
+    tally: dict[str, Any] | None
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class BuildProgress:
+    """A building month's ranges, for ``/ops/``, ``jobs`` and ``/metrics``."""
+
+    archive_id: int
+    month: str
+    created_at: datetime
+    ranges: int
+    done: int
+    running: int
+    queued: int
+    failed: int
+    planned: int
+    candidates_done: int
+    games_done: int
+
+
+async def add_ranges(
+    conn: Connection, archive_id: int, plan: Sequence[tuple[datetime, datetime, int]]
+) -> None:
+    """Store the build's plan: ``(first_second, end_second, planned candidates)`` in archive
+    order; the last range is the one that ends the deflate stream."""
+    await conn.executemany(
+        "INSERT INTO archive_ranges (archive_id, seq, first_second, end_second, last, planned) "
+        "VALUES ($1, $2, $3, $4, $5, $6)",
+        [
+            (archive_id, seq, first, end, seq == len(plan) - 1, planned)
+            for seq, (first, end, planned) in enumerate(plan)
+        ],
+    )
+
+
+_CLAIM_RETURNING = (
+    "RETURNING r.archive_id, r.seq, r.attempt, r.first_second, r.end_second, r.last, "
+    "(SELECT month FROM archives WHERE id = r.archive_id) AS month"
+)
+
+
+async def claim_range(
+    conn: Connection,
+    archive_id: int,
+    seq: int | None,
+    *,
+    worker: str,
+    max_attempts: int,
+    stale_seconds: float,
+) -> RangeClaim | None:
+    """Claim range ``seq`` of the build (None: its first claimable range) when it is queued,
+    failed with tries left, or running with a heartbeat older than ``stale_seconds``; None when
+    there is nothing to claim (done, held by a live worker, or the build is gone)."""
+    pick = "" if seq is None else "AND r.seq = $5 "
+    args: list[Any] = [archive_id, worker, max_attempts, stale_seconds]
+    if seq is not None:
+        args.append(seq)
+    row = await conn.fetchrow(
+        "WITH c AS (SELECT r.archive_id, r.seq FROM archive_ranges r "
+        f"WHERE r.archive_id = $1 {pick}AND {_CLAIMABLE} AND {_BUILDING} "
+        "ORDER BY r.seq LIMIT 1 FOR UPDATE OF r SKIP LOCKED) "
+        "UPDATE archive_ranges r SET state = 'running', attempt = r.attempt + 1, worker = $2, "
+        "started_at = now(), heartbeat_at = now(), finished_at = NULL, candidates_done = 0, "
+        "games = 0, error = NULL, retryable = true FROM c "
+        "WHERE r.archive_id = c.archive_id AND r.seq = c.seq " + _CLAIM_RETURNING,
+        *args,
+    )
+    if row is None:
+        return None
+    return RangeClaim(
+        archive_id=row["archive_id"],
+        seq=row["seq"],
+        attempt=row["attempt"],
+        first_second=row["first_second"],
+        end_second=row["end_second"],
+        last=row["last"],
+        month=row["month"],
+    )
+
+
+_HELD = (
+    "archive_id = $1 AND seq = $2 AND attempt = $3 AND state = 'running' "
+    "AND EXISTS (SELECT 1 FROM archives a WHERE a.id = $1 AND a.state = 'building')"
+)
+
+
+async def heartbeat(conn: Connection, claim: RangeClaim, candidates_done: int) -> bool:
+    """Tell that the range is still worked on; False when it is no longer this claim's."""
+    status = await conn.execute(
+        f"UPDATE archive_ranges SET heartbeat_at = now(), candidates_done = $4 WHERE {_HELD}",
+        claim.archive_id,
+        claim.seq,
+        claim.attempt,
+        candidates_done,
+    )
+    return status.endswith(" 1")
+
+
+async def write_part(
+    conn: Connection, claim: RangeClaim, first_seq: int, pieces: Sequence[bytes]
+) -> None:
+    await conn.executemany(
+        "INSERT INTO archive_parts (archive_id, range_seq, attempt, seq, data) "
+        "VALUES ($1, $2, $3, $4, $5)",
+        [
+            (claim.archive_id, claim.seq, claim.attempt, first_seq + i, piece)
+            for i, piece in enumerate(pieces)
+        ],
+    )
+
+
+async def finish_range(
+    conn: Connection,
+    claim: RangeClaim,
+    *,
+    crc32: int,
+    raw_bytes: int,
+    deflate_bytes: int,
+    candidates: int,
+    games: int,
+    tally: dict[str, Any],
+) -> bool:
+    """Record the range as done with its part, and drop any other attempt's pieces; False
+    (and this attempt's pieces dropped) when the range is no longer this claim's."""
+    async with transaction(conn):
+        status = await conn.execute(
+            "UPDATE archive_ranges SET state = 'done', finished_at = now(), heartbeat_at = now(), "
+            "crc32 = $4, raw_bytes = $5, deflate_bytes = $6, candidates_done = $7, games = $8, "
+            f"tally = $9 WHERE {_HELD}",
+            claim.archive_id,
+            claim.seq,
+            claim.attempt,
+            crc32,
+            raw_bytes,
+            deflate_bytes,
+            candidates,
+            games,
+            tally,
+        )
+        ours = status.endswith(" 1")
+        await conn.execute(
+            "DELETE FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 "
+            + ("AND attempt <> $3" if ours else "AND attempt = $3"),
+            claim.archive_id,
+            claim.seq,
+            claim.attempt,
+        )
+    return ours
+
+
+async def fail_range(conn: Connection, claim: RangeClaim, error: str, *, retryable: bool) -> None:
+    """Record this attempt's failure (another attempt may take the range over) and drop its
+    pieces."""
+    async with transaction(conn):
+        await conn.execute(
+            "UPDATE archive_ranges SET state = 'failed', finished_at = now(), error = $4, "
+            f"retryable = $5 WHERE {_HELD}",
+            claim.archive_id,
+            claim.seq,
+            claim.attempt,
+            error[:2000],
+            retryable,
+        )
+        await conn.execute(
+            "DELETE FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 AND attempt = $3",
+            claim.archive_id,
+            claim.seq,
+            claim.attempt,
+        )
+
+
+async def ranges_of(conn: Connection, archive_id: int) -> list[RangeRow]:
+    rows = await conn.fetch(
+        "SELECT seq, state, attempt, retryable, planned, candidates_done, games, worker, error, "
+        "crc32, raw_bytes, deflate_bytes, tally, started_at, finished_at "
+        "FROM archive_ranges WHERE archive_id = $1 ORDER BY seq",
+        archive_id,
+    )
+    return [RangeRow(**dict(row)) for row in rows]
+
+
+async def part_pieces(
+    conn: Connection, archive_id: int, range_seq: int, attempt: int, first_seq: int, count: int
+) -> list[bytes]:
+    """Pieces ``first_seq ..`` (at most ``count``) of a range's part, in order."""
+    rows = await conn.fetch(
+        "SELECT data FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 "
+        "AND attempt = $3 AND seq >= $4 ORDER BY seq LIMIT $5",
+        archive_id,
+        range_seq,
+        attempt,
+        first_seq,
+        count,
+    )
+    return [r["data"] for r in rows]
+
+
+async def drop_parts(conn: Connection, archive_id: int) -> None:
+    """The parts once the archive's chunks hold their bytes (the ranges stay, for operators)."""
+    await conn.execute("DELETE FROM archive_parts WHERE archive_id = $1", archive_id)
+
+
+async def building_progress(conn: Connection) -> list[BuildProgress]:
+    """Every building archive that has ranges, oldest first."""
+    rows = await conn.fetch(
+        "SELECT a.id AS archive_id, a.month, a.created_at, count(*) AS ranges, "
+        "count(*) FILTER (WHERE r.state = 'done') AS done, "
+        "count(*) FILTER (WHERE r.state = 'running') AS running, "
+        "count(*) FILTER (WHERE r.state = 'queued') AS queued, "
+        "count(*) FILTER (WHERE r.state = 'failed') AS failed, "
+        "sum(r.planned)::bigint AS planned, sum(r.candidates_done)::bigint AS candidates_done, "
+        "sum(r.games) FILTER (WHERE r.state = 'done')::bigint AS games_done "
+        "FROM archives a JOIN archive_ranges r ON r.archive_id = a.id "
+        "WHERE a.state = 'building' GROUP BY a.id ORDER BY a.created_at, a.id"
+    )
+    return [BuildProgress(**(dict(row) | {"games_done": row["games_done"] or 0})) for row in rows]

@@ -1,0 +1,247 @@
+"""One range of a month, exported by whichever process claimed it (the month's coordinator, an
+arq worker's range job, or a local process of the ``export`` command): read the range's rows
+in one short transaction on the source, classify and format them with the month's step
+(``Tally.take``), compress them as a raw deflate part of their own (``PartCompressor``), and
+store the part and its tally under the claim's attempt.
+
+While it works the claimer refreshes the range's heartbeat; a range whose heartbeat stops (a
+worker SIGKILLed, a machine gone) is claimed again by another process, which writes its part
+under a new attempt. The same rows give the same part, whoever computes it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from gomoku_archive.db import range_store, source
+from gomoku_archive.db.pool import Connection, Pool
+from gomoku_archive.db.range_store import RangeClaim
+from gomoku_archive.errors import ExportFailed
+from gomoku_archive.export.tally import Tally
+from gomoku_archive.logs import get_logger
+from gomoku_archive.profile.deflate_parts import PartCompressor
+
+log = get_logger(__name__)
+
+MAX_ATTEMPTS = 3
+"""Tries of one range before its month's build fails (a lost connection, a killed worker)."""
+STALE_SECONDS = 15.0
+"""A running range whose heartbeat is this old is taken over by another process."""
+HEARTBEAT_SECONDS = 2.0
+"""How often a claimer refreshes its range's heartbeat and progress."""
+_BLOCK_CHARS = 256 * 1024
+"""Formatted text gathered before it goes to the compressor thread as one block."""
+_PIECE_SIZE = 256 * 1024
+_PIECES_PER_WRITE = 4
+_PROGRESS_EVERY = 2000
+"""Rows between two looks at the clock (progress and heartbeat)."""
+
+Outcome = Literal["done", "failed", "lost"]
+ProgressCallback = Callable[[int, int], None]
+"""Told ``(candidates, games)`` of the range so far."""
+
+
+class RangeLost(Exception):
+    """The range is no longer this claim's: taken over after a missed heartbeat, or its build
+    ended (published, failed or abandoned)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RangeOutcome:
+    claim: RangeClaim
+    outcome: Outcome
+    candidates: int
+    games: int
+    deflate_bytes: int
+    seconds: float
+    error: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        c = self.claim
+        return {
+            "month": c.month,
+            "archive_id": c.archive_id,
+            "range": c.seq,
+            "attempt": c.attempt,
+            "outcome": self.outcome,
+            "candidates": self.candidates,
+            "games": self.games,
+            "bytes": self.deflate_bytes,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+        }
+
+
+async def run_range(
+    archive_pool: Pool,
+    source_pool: Pool,
+    claim: RangeClaim,
+    *,
+    table: str,
+    on_progress: ProgressCallback | None = None,
+) -> RangeOutcome:
+    """Export the claimed range and record its part (``done``), or record why it could not be
+    done (``failed``: another attempt may follow), or give it up quietly (``lost``). Only a
+    cancellation is raised; the failure is then recorded, retryable, when the database
+    answers."""
+    started = time.monotonic()
+    tally = Tally(claim.month)
+    compressor = PartCompressor(last=claim.last)
+    try:
+        await _export_range(archive_pool, source_pool, claim, table, tally, compressor, on_progress)
+    except RangeLost:
+        outcome = RangeOutcome(claim, "lost", tally.candidates, tally.games, 0, _since(started))
+    except asyncio.CancelledError:
+        await asyncio.shield(_fail(archive_pool, claim, "cancelled (shutdown)", retryable=True))
+        raise
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        # A month out of archive order, a row the code cannot take: the same on every try.
+        retryable = not isinstance(exc, ExportFailed)
+        await _fail(archive_pool, claim, error, retryable=retryable)
+        outcome = RangeOutcome(
+            claim, "failed", tally.candidates, tally.games, 0, _since(started), error
+        )
+    else:
+        outcome = RangeOutcome(
+            claim,
+            "done",
+            tally.candidates,
+            tally.games,
+            compressor.deflate_bytes,
+            _since(started),
+        )
+    level = "info" if outcome.outcome == "done" else "warning"
+    getattr(log, level)("export_range", **outcome.summary())
+    return outcome
+
+
+async def _export_range(
+    archive_pool: Pool,
+    source_pool: Pool,
+    claim: RangeClaim,
+    table: str,
+    tally: Tally,
+    compressor: PartCompressor,
+    on_progress: ProgressCallback | None,
+) -> None:
+    stream = BackgroundCompressor(compressor)
+    take = tally.take
+    lines: list[str] = []
+    held = 0
+    async with archive_pool.acquire() as conn:
+        part = _PartWriter(conn, claim)
+        next_beat = time.monotonic() + HEARTBEAT_SECONDS
+        async with source_pool.acquire() as read_conn, source.snapshot(read_conn):
+            rows = source.stream_candidates_between(
+                read_conn, table, claim.first_second, claim.end_second
+            )
+            async for row in rows:
+                line = take(row)
+                if line is not None:
+                    lines.append(line)
+                    held += len(line)
+                    if held >= _BLOCK_CHARS:
+                        await part.add(await stream.write("".join(lines).encode("utf-8")))
+                        lines.clear()
+                        held = 0
+                if tally.candidates % _PROGRESS_EVERY == 0:
+                    if on_progress is not None:
+                        on_progress(tally.candidates, tally.games)
+                    if time.monotonic() >= next_beat:
+                        if not await range_store.heartbeat(conn, claim, tally.candidates):
+                            raise RangeLost
+                        next_beat = time.monotonic() + HEARTBEAT_SECONDS
+        # The source transaction ends with the read: compressing the tail needs no snapshot.
+        await part.add(await stream.finish("".join(lines).encode("utf-8")))
+        await part.flush()
+        if on_progress is not None:
+            on_progress(tally.candidates, tally.games)
+        done = await range_store.finish_range(
+            conn,
+            claim,
+            crc32=compressor.crc32,
+            raw_bytes=compressor.raw_bytes,
+            deflate_bytes=compressor.deflate_bytes,
+            candidates=tally.candidates,
+            games=tally.games,
+            tally=tally.to_json(),
+        )
+        if not done:
+            raise RangeLost
+
+
+async def _fail(pool: Pool, claim: RangeClaim, error: str, *, retryable: bool) -> None:
+    """Best effort: when the database does not answer, the range's heartbeat stops and another
+    process takes it over."""
+    try:
+        async with asyncio.timeout(10), pool.acquire() as conn:
+            await range_store.fail_range(conn, claim, error, retryable=retryable)
+    except Exception as exc:  # the database is what failed; the stale heartbeat tells the rest
+        log.warning("export_range_failure_not_recorded", error=error, reason=str(exc))
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started
+
+
+class _PartWriter:
+    """Cuts a range's deflate data into 256 KiB pieces and writes a few at a time."""
+
+    def __init__(self, conn: Connection, claim: RangeClaim) -> None:
+        self._conn = conn
+        self._claim = claim
+        self._pending = bytearray()
+        self._seq = 0
+
+    async def add(self, data: bytes) -> None:
+        self._pending += data
+        if len(self._pending) >= _PIECES_PER_WRITE * _PIECE_SIZE:
+            await self._write(final=False)
+
+    async def flush(self) -> None:
+        await self._write(final=True)
+
+    async def _write(self, *, final: bool) -> None:
+        pending = self._pending
+        whole = len(pending) if final else len(pending) - len(pending) % _PIECE_SIZE
+        pieces = [bytes(pending[i : i + _PIECE_SIZE]) for i in range(0, whole, _PIECE_SIZE)]
+        if pieces:
+            await range_store.write_part(self._conn, self._claim, self._seq, pieces)
+            self._seq += len(pieces)
+            del pending[:whole]
+
+
+class BackgroundCompressor:
+    """A compressor fed in blocks from a worker thread, one block in flight: while zlib works
+    on a block (it releases the GIL on large buffers), the event loop reads, classifies and
+    formats the next one. The bytes are the same as feeding it line by line (the compressor
+    hands zlib fixed blocks whatever the write sizes)."""
+
+    def __init__(self, compressor: PartCompressor) -> None:
+        self.compressor = compressor
+        self._busy: asyncio.Future[bytes] | None = None
+
+    async def write(self, block: bytes) -> bytes:
+        """Start compressing ``block``; returns what the previous block compressed to."""
+        out = await self._collect()
+        self._busy = asyncio.get_running_loop().run_in_executor(None, self.compressor.write, block)
+        return out
+
+    async def finish(self, block: bytes) -> bytes:
+        """The rest: the previous block's bytes, ``block``'s, and the end of the part."""
+        out = await self._collect()
+        return out + await asyncio.to_thread(self._write_and_finish, block)
+
+    def _write_and_finish(self, block: bytes) -> bytes:
+        return self.compressor.write(block) + self.compressor.finish()
+
+    async def _collect(self) -> bytes:
+        busy, self._busy = self._busy, None
+        if busy is None:
+            return b""
+        out: bytes = await busy
+        return out
