@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import json
 import multiprocessing
 import os
 import random
@@ -465,3 +466,56 @@ async def test_a_killed_export_command_leaves_no_helper(db_dsn: str) -> None:
         if command.returncode is None:
             command.kill()
             await command.wait()
+
+
+async def test_a_killed_range_process_costs_the_command_nothing_but_time(
+    pool: Pool, db_dsn: str
+) -> None:
+    """SIGKILL of one of the command's range processes inside a range: the coordinator takes
+    the range over once its heartbeat is stale, and the command publishes the same bytes, exit
+    0, without a traceback (a lost range process is no failure at all)."""
+    await seed_bulk_month(db_dsn, AUG, 30_000)
+    expected = await export_month(
+        pool, table="games", month=AUG, ranges=RangeOptions(range_candidates=5000)
+    )
+    assert expected.archive is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env |= {"DATABASE_URL": db_dsn, "LOG_FORMAT": "json", "EXPORT_PROCESSES": "2"}
+    command = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import sys; from gomoku_archive.export import ranges; "
+        "ranges.RANGE_CANDIDATES = 5000; "
+        "from gomoku_archive.cli.main import main; "
+        "sys.exit(main(['export', '--month', '2026-08', '--force']))",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        victim = None
+        for _ in range(600):
+            await asyncio.sleep(0.02)
+            for line in children(command.pid):
+                pid = int(line.split()[0])
+                async with pool.acquire() as conn:
+                    seq = await conn.fetchval(
+                        "SELECT seq FROM archive_ranges WHERE state = 'running' AND worker LIKE $1",
+                        f"%:{pid}",
+                    )
+                if seq is not None:
+                    victim = pid
+            if victim is not None:
+                break
+        assert victim is not None, "the range process never held a range"
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = await asyncio.wait_for(command.communicate(), 120)
+    finally:
+        if command.returncode is None:
+            command.kill()
+            await command.wait()
+    assert command.returncode == 0, stderr.decode()[-2000:]
+    assert b"Traceback" not in stderr
+    summary = json.loads(stdout.decode().splitlines()[-1])
+    assert summary["sha256"] == expected.archive.sha256
+    assert summary["outcome"] == "unchanged"

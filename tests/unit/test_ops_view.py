@@ -4,15 +4,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gomoku_archive.db.range_store import BuildProgress
 from gomoku_archive.jobs.ops_view import (
     JobOutcome,
     MonthState,
     QueuedJob,
     QueueSnapshot,
-    RangeCounts,
+    describe_ranges,
+    games_per_second,
     month_document,
     month_statuses,
     parse_health_check,
+    seconds_left,
     status_document,
 )
 from gomoku_archive.jobs.planning import export_refusal
@@ -312,18 +315,17 @@ def test_status_document_without_redis() -> None:
     assert doc["redis"] == {"ok": False, "error": "down"}
 
 
-def test_a_building_month_shows_its_ranges() -> None:
-    ranges = RangeCounts(
-        archive_id=9,
-        started_at=NOW - timedelta(seconds=100),
-        ranges=10,
-        done=3,
-        running=2,
-        queued=4,
-        failed=1,
-        planned=1_000_000,
-        candidates_done=400_000,
+def build(**counts: int) -> BuildProgress:
+    fields = {"ranges": 10, "done": 3, "running": 2, "queued": 4, "failed": 1}
+    fields |= {"planned": 1_000_000, "candidates_done": 400_000, "games_done": 0}
+    fields |= counts
+    return BuildProgress(
+        archive_id=9, month="2026-09", created_at=NOW - timedelta(seconds=100), **fields
     )
+
+
+def test_a_building_month_shows_its_ranges() -> None:
+    ranges = build()
     queue = QueueSnapshot(taken_at=NOW, queued=[job("export:2026-09", running=True)])
     months = month_statuses(
         first=FIRST,
@@ -336,9 +338,9 @@ def test_a_building_month_shows_its_ranges() -> None:
     by_month = {s.month: s for s in months}
     assert by_month["2026-09"].ranges == ranges
     assert by_month["2026-08"].ranges is None  # not building: an old plan is not shown
-    assert ranges.games_per_second(NOW) == 4000
-    assert ranges.seconds_left(NOW) == 150
-    assert ranges.describe(NOW) == (
+    assert games_per_second(ranges, NOW) == 4000
+    assert seconds_left(ranges, NOW) == 150
+    assert describe_ranges(ranges, NOW) == (
         "ranges 3/10 done, 2 running, 4 queued, 1 failed (retried)"
         " · 4,000 games/s · about 2 min left"
     )
@@ -348,16 +350,6 @@ def test_a_building_month_shows_its_ranges() -> None:
 
 
 def test_a_build_without_progress_has_no_rate() -> None:
-    ranges = RangeCounts(
-        archive_id=9,
-        started_at=NOW,
-        ranges=4,
-        done=0,
-        running=0,
-        queued=4,
-        failed=0,
-        planned=100,
-        candidates_done=0,
-    )
-    assert ranges.games_per_second(NOW) is None and ranges.seconds_left(NOW) is None
-    assert ranges.describe(NOW) == "ranges 0/4 done, 0 running, 4 queued"
+    ranges = build(ranges=4, done=0, running=0, queued=4, failed=0, candidates_done=0)
+    assert games_per_second(ranges, NOW) is None and seconds_left(ranges, NOW) is None
+    assert describe_ranges(ranges, NOW) == "ranges 0/4 done, 0 running, 4 queued"

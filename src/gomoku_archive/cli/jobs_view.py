@@ -17,6 +17,7 @@ from gomoku_archive.jobs.ops_view import (
     MonthStatus,
     QueuedJob,
     QueueSnapshot,
+    describe_ranges,
     parse_health_check,
 )
 
@@ -120,7 +121,7 @@ def _months(console: Console, months: list[MonthStatus]) -> None:
             failure = status.last_failure
             details.append(f"last failure {when(failure.failed_at)}: {failure.error or ''}")
         if status.ranges is not None:
-            details.append(status.ranges.describe(datetime.now(UTC)))
+            details.append(describe_ranges(status.ranges, datetime.now(UTC)))
         jobs = (*status.running_jobs, *status.queued_jobs)
         if jobs:
             details.append("jobs: " + " ".join(jobs))

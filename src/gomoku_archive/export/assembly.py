@@ -25,7 +25,7 @@ from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 from gomoku_archive.profile.stream import GZIP_HEADER
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
-from gomoku_archive.storage.chunks import ChunkWriter, check_stored_bytes
+from gomoku_archive.storage.chunks import check_stored_bytes, chunk_writer
 
 log = get_logger(__name__)
 
@@ -61,7 +61,7 @@ async def assemble(
         await range_store.drop_parts(conn, archive_id)
         return counts, None
     started = time.monotonic()
-    chunks = ChunkWriter(conn, archive_id)
+    chunks = chunk_writer(conn, archive_id)
     digest = hashlib.sha256()
     size = 0
 

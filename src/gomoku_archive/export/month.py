@@ -79,6 +79,10 @@ class RangeOptions:
     """K; tests lower it to get several ranges out of a small month."""
     worker: str = ""
     """The coordinator's name on the ranges it claims; empty: host:pid."""
+    gate: asyncio.Lock | None = None
+    """Held while this process exports a range (the worker's, shared with its range jobs): a
+    range is CPU-bound, so two at once in one process would only make each one's source
+    transaction last twice as long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +293,7 @@ async def _build(
     if progress is not None:
         progress.start(month, sum(r.candidates for r in plan))
     coordinator = _Coordinator(
-        pool, source_pool, lock_conn, archive_id, table, month, progress, options.worker
+        pool, source_pool, lock_conn, archive_id, table, month, progress, options
     )
     async with AsyncExitStack() as spreads:
         if len(plan) > 1:
@@ -321,7 +325,7 @@ class _Coordinator:
         table: str,
         month: Month,
         progress: Progress | None,
-        worker: str,
+        options: RangeOptions,
     ) -> None:
         self._pool = pool
         self._source_pool = source_pool
@@ -330,12 +334,24 @@ class _Coordinator:
         self._table = table
         self._month = month
         self._progress = progress
-        self._worker = worker or f"{socket.gethostname()}:{os.getpid()}"
+        self._worker = options.worker or f"{socket.gethostname()}:{os.getpid()}"
+        self._gate = options.gate or asyncio.Lock()
         self._done_candidates = 0
         self._done_games = 0
 
     async def run(self) -> list[RangeRow]:
         while True:
+            if await self._export_one():
+                await self._look()
+                continue
+            ranges = await self._look()
+            if all(r.state == "done" for r in ranges):
+                return ranges
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def _export_one(self) -> bool:
+        """Claim a range and export it; False when there was none to claim."""
+        async with self._gate:
             claim = await range_store.claim_range(
                 self._conn,
                 self._archive_id,
@@ -344,20 +360,16 @@ class _Coordinator:
                 max_attempts=range_run.MAX_ATTEMPTS,
                 stale_seconds=range_run.STALE_SECONDS,
             )
-            if claim is not None:
-                await range_run.run_range(
-                    self._pool,
-                    self._source_pool,
-                    claim,
-                    table=self._table,
-                    on_progress=self._advance if self._progress else None,
-                )
-                await self._look()
-                continue
-            ranges = await self._look()
-            if all(r.state == "done" for r in ranges):
-                return ranges
-            await asyncio.sleep(POLL_SECONDS)
+            if claim is None:
+                return False
+            await range_run.run_range(
+                self._pool,
+                self._source_pool,
+                claim,
+                table=self._table,
+                on_progress=self._advance if self._progress else None,
+            )
+            return True
 
     async def _look(self) -> list[RangeRow]:
         ranges = await range_store.ranges_of(self._conn, self._archive_id)

@@ -11,18 +11,20 @@ under a new attempt. The same rows give the same part, whoever computes it."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from gomoku_archive.db import range_store, source
-from gomoku_archive.db.pool import Connection, Pool
+from gomoku_archive.db.pool import Pool
 from gomoku_archive.db.range_store import RangeClaim
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.deflate_parts import PartCompressor
+from gomoku_archive.storage.chunks import PieceWriter
 
 log = get_logger(__name__)
 
@@ -34,8 +36,6 @@ HEARTBEAT_SECONDS = 2.0
 """How often a claimer refreshes its range's heartbeat and progress."""
 _BLOCK_CHARS = 256 * 1024
 """Formatted text gathered before it goes to the compressor thread as one block."""
-_PIECE_SIZE = 256 * 1024
-_PIECES_PER_WRITE = 4
 _PROGRESS_EVERY = 2000
 """Rows between two looks at the clock (progress and heartbeat)."""
 
@@ -133,7 +133,7 @@ async def _export_range(
     lines: list[str] = []
     held = 0
     async with archive_pool.acquire() as conn:
-        part = _PartWriter(conn, claim)
+        part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         async with source_pool.acquire() as read_conn, source.snapshot(read_conn):
             rows = source.stream_candidates_between(
@@ -157,7 +157,7 @@ async def _export_range(
                         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # The source transaction ends with the read: compressing the tail needs no snapshot.
         await part.add(await stream.finish("".join(lines).encode("utf-8")))
-        await part.flush()
+        await part.flush(final=True)
         if on_progress is not None:
             on_progress(tally.candidates, tally.games)
         done = await range_store.finish_range(
@@ -186,33 +186,6 @@ async def _fail(pool: Pool, claim: RangeClaim, error: str, *, retryable: bool) -
 
 def _since(started: float) -> float:
     return time.monotonic() - started
-
-
-class _PartWriter:
-    """Cuts a range's deflate data into 256 KiB pieces and writes a few at a time."""
-
-    def __init__(self, conn: Connection, claim: RangeClaim) -> None:
-        self._conn = conn
-        self._claim = claim
-        self._pending = bytearray()
-        self._seq = 0
-
-    async def add(self, data: bytes) -> None:
-        self._pending += data
-        if len(self._pending) >= _PIECES_PER_WRITE * _PIECE_SIZE:
-            await self._write(final=False)
-
-    async def flush(self) -> None:
-        await self._write(final=True)
-
-    async def _write(self, *, final: bool) -> None:
-        pending = self._pending
-        whole = len(pending) if final else len(pending) - len(pending) % _PIECE_SIZE
-        pieces = [bytes(pending[i : i + _PIECE_SIZE]) for i in range(0, whole, _PIECE_SIZE)]
-        if pieces:
-            await range_store.write_part(self._conn, self._claim, self._seq, pieces)
-            self._seq += len(pieces)
-            del pending[:whole]
 
 
 class BackgroundCompressor:

@@ -10,7 +10,7 @@ from datetime import datetime
 from gomoku_archive.db import archive_store, locks, range_store
 from gomoku_archive.db.pool import DATABASE_ERRORS, Pool
 from gomoku_archive.errors import DatabaseUnavailable
-from gomoku_archive.jobs.ops_view import MonthStatus, QueueSnapshot, RangeCounts, month_statuses
+from gomoku_archive.jobs.ops_view import MonthStatus, QueueSnapshot, month_statuses
 from gomoku_archive.profile.months import Month, closed_months
 
 
@@ -30,20 +30,7 @@ async def read_month_statuses(
             rows = await archive_store.all_archives(conn)
             months = {str(m) for m in closed_months(first, now)} | {r.month for r in rows}
             locked = {m for m in months if await locks.month_lock_held(conn, Month.parse(m))}
-            builds = {
-                b.month: RangeCounts(
-                    archive_id=b.archive_id,
-                    started_at=b.created_at,
-                    ranges=b.ranges,
-                    done=b.done,
-                    running=b.running,
-                    queued=b.queued,
-                    failed=b.failed,
-                    planned=b.planned,
-                    candidates_done=b.candidates_done,
-                )
-                for b in await range_store.building_progress(conn)
-            }
+            builds = {b.month: b for b in await range_store.building_progress(conn)}
     except DATABASE_ERRORS as exc:
         reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
         raise DatabaseUnavailable(f"cannot read the archive tables: {reason}") from exc

@@ -187,58 +187,71 @@ def parse_health_check(text: str | None) -> dict[str, int] | None:
 # --- months -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RangeCounts:
-    """A building month's ranges (``db.range_store.BuildProgress``, read by the caller)."""
+class RangeFacts(Protocol):
+    """A building month's ranges as the views use them (``db.range_store.BuildProgress``)."""
 
-    archive_id: int
-    started_at: datetime
-    ranges: int
-    done: int
-    running: int
-    queued: int
-    failed: int
-    planned: int
-    """The month's candidates, as its plan counted them."""
-    candidates_done: int
-    """Candidates of done ranges, and those read so far by running ones."""
+    @property
+    def archive_id(self) -> int: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def ranges(self) -> int: ...
+    @property
+    def done(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def queued(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def planned(self) -> int:
+        """The month's candidates, as its plan counted them."""
 
-    def games_per_second(self, now: datetime) -> float | None:
-        """Candidate games exported per second since the build started."""
-        seconds = (now - self.started_at).total_seconds()
-        return self.candidates_done / seconds if seconds > 0 and self.candidates_done else None
+    @property
+    def candidates_done(self) -> int:
+        """Candidates of done ranges, and those read so far by running ones."""
 
-    def seconds_left(self, now: datetime) -> float | None:
-        """At the rate so far; None before there is a rate."""
-        rate = self.games_per_second(now)
-        return None if rate is None else max(self.planned - self.candidates_done, 0) / rate
 
-    def document(self, now: datetime) -> dict[str, Any]:
-        rate, left = self.games_per_second(now), self.seconds_left(now)
-        return {
-            "archiveId": self.archive_id,
-            "startedAt": _iso(self.started_at),
-            "ranges": self.ranges,
-            "done": self.done,
-            "running": self.running,
-            "queued": self.queued,
-            "failed": self.failed,
-            "candidates": self.planned,
-            "candidatesDone": self.candidates_done,
-            "gamesPerSecond": None if rate is None else round(rate, 1),
-            "secondsLeft": None if left is None else round(left),
-        }
+def games_per_second(build: RangeFacts, now: datetime) -> float | None:
+    """Candidate games exported per second since the build started."""
+    seconds = (now - build.created_at).total_seconds()
+    return build.candidates_done / seconds if seconds > 0 and build.candidates_done else None
 
-    def describe(self, now: datetime) -> str:
-        """One line: ``ranges 3/10 done, 2 running, 5 queued · 4,100 games/s · 2 min left``."""
-        text = f"ranges {self.done}/{self.ranges} done, {self.running} running, "
-        text += f"{self.queued} queued"
-        if self.failed:
-            text += f", {self.failed} failed (retried)"
-        rate, left = self.games_per_second(now), self.seconds_left(now)
-        if rate is not None and left is not None:
-            text += f" · {rate:,.0f} games/s · about {_duration(left)} left"
-        return text
+
+def seconds_left(build: RangeFacts, now: datetime) -> float | None:
+    """At the rate so far; None before there is a rate."""
+    rate = games_per_second(build, now)
+    return None if rate is None else max(build.planned - build.candidates_done, 0) / rate
+
+
+def ranges_document(build: RangeFacts, now: datetime) -> dict[str, Any]:
+    rate, left = games_per_second(build, now), seconds_left(build, now)
+    return {
+        "archiveId": build.archive_id,
+        "startedAt": _iso(build.created_at),
+        "ranges": build.ranges,
+        "done": build.done,
+        "running": build.running,
+        "queued": build.queued,
+        "failed": build.failed,
+        "candidates": build.planned,
+        "candidatesDone": build.candidates_done,
+        "gamesPerSecond": None if rate is None else round(rate, 1),
+        "secondsLeft": None if left is None else round(left),
+    }
+
+
+def describe_ranges(build: RangeFacts, now: datetime) -> str:
+    """One line: ``ranges 3/10 done, 2 running, 5 queued · 4,100 games/s · 2 min left``."""
+    text = f"ranges {build.done}/{build.ranges} done, {build.running} running, "
+    text += f"{build.queued} queued"
+    if build.failed:
+        text += f", {build.failed} failed (retried)"
+    rate, left = games_per_second(build, now), seconds_left(build, now)
+    if rate is not None and left is not None:
+        text += f" · {rate:,.0f} games/s · about {_duration(left)} left"
+    return text
 
 
 def _duration(seconds: float) -> str:
@@ -263,7 +276,7 @@ class MonthStatus:
     queued_jobs: tuple[str, ...]
     running_jobs: tuple[str, ...]
     lock_held: bool
-    ranges: RangeCounts | None = None
+    ranges: RangeFacts | None = None
     """The ranges of the month's build under way, once planned."""
 
 
@@ -274,7 +287,7 @@ def month_statuses(
     archives: Iterable[ArchiveFacts],
     queue: QueueSnapshot | None,
     locked_months: Collection[str],
-    builds: Mapping[str, RangeCounts] | None = None,
+    builds: Mapping[str, RangeFacts] | None = None,
 ) -> list[MonthStatus]:
     """Every closed month from ``first`` (plus any month that has rows), newest first.
 
@@ -394,7 +407,7 @@ def month_document(status: MonthStatus, now: datetime) -> dict[str, Any]:
         "queuedJobs": list(status.queued_jobs),
         "runningJobs": list(status.running_jobs),
         "lockHeld": status.lock_held,
-        "ranges": None if status.ranges is None else status.ranges.document(now),
+        "ranges": None if status.ranges is None else ranges_document(status.ranges, now),
     }
 
 

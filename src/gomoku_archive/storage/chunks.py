@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from gomoku_archive.db import archive_store
@@ -123,12 +123,13 @@ _CHUNKS_PER_WRITE = 4
 """Chunks buffered before one INSERT round trip: 1 MiB of compressed bytes."""
 
 
-class ChunkWriter:
-    """Cuts the compressed bytes into 256 KiB chunks and writes them a few at a time."""
+class PieceWriter:
+    """Cuts a stream of bytes into pieces of ``CHUNK_SIZE`` (the last one shorter) and hands
+    them to ``write(first_seq, pieces)`` a few at a time: the archive's chunks, and a range's
+    part before its assembly."""
 
-    def __init__(self, conn: Connection, archive_id: int) -> None:
-        self._conn = conn
-        self._archive_id = archive_id
+    def __init__(self, write: Callable[[int, list[bytes]], Awaitable[None]]) -> None:
+        self._write = write
         self._pending = bytearray()
         self._seq = 0
 
@@ -142,9 +143,18 @@ class ChunkWriter:
         whole = len(pending) if final else len(pending) - len(pending) % CHUNK_SIZE
         chunks = [bytes(pending[i : i + CHUNK_SIZE]) for i in range(0, whole, CHUNK_SIZE)]
         if chunks:
-            await archive_store.write_chunks(self._conn, self._archive_id, self._seq, chunks)
+            await self._write(self._seq, chunks)
             self._seq += len(chunks)
             del pending[:whole]
+
+
+def chunk_writer(conn: Connection, archive_id: int) -> PieceWriter:
+    """The writer of an archive's chunks."""
+
+    async def write(first_seq: int, chunks: list[bytes]) -> None:
+        await archive_store.write_chunks(conn, archive_id, first_seq, chunks)
+
+    return PieceWriter(write)
 
 
 async def check_stored_bytes(conn: Connection, archive_id: int, *, sha256: str, size: int) -> None:

@@ -3,6 +3,7 @@ one place that knows the keys."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -21,6 +22,7 @@ CLOCK = "gomoku_clock"
 WORKER = "gomoku_worker"
 POOL = "gomoku_pool"
 SOURCE_POOL = "gomoku_source_pool"
+RANGE_GATE = "gomoku_range_gate"
 MIRROR = "gomoku_mirror"
 
 
@@ -30,7 +32,8 @@ def utc_now() -> datetime:
 
 def new_context(settings: Settings, *, clock: Clock, worker: str) -> dict[str, Any]:
     """The ctx a worker starts with; ``on_startup`` adds the database pool."""
-    return {SETTINGS: settings, CLOCK: clock, WORKER: worker}
+    # One lock for the process: arq hands each job a copy of this dict, not the dict itself.
+    return {SETTINGS: settings, CLOCK: clock, WORKER: worker, RANGE_GATE: asyncio.Lock()}
 
 
 def settings_of(ctx: dict[str, Any]) -> Settings:
@@ -52,6 +55,12 @@ def pool_of(ctx: dict[str, Any]) -> Pool:
 def source_pool_of(ctx: dict[str, Any]) -> Pool:
     """Where exports read the games: ``SOURCE_DATABASE_URL``'s pool, else the archive's."""
     return cast(Pool, ctx.get(SOURCE_POOL) or ctx[POOL])
+
+
+def range_gate_of(ctx: dict[str, Any]) -> asyncio.Lock:
+    """Held while this worker exports a range: one at a time per process (ranges are
+    CPU-bound; two at once would only stretch each one's source transaction)."""
+    return cast(asyncio.Lock, ctx[RANGE_GATE])
 
 
 def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:

@@ -35,6 +35,7 @@ from gomoku_archive.worker.context import (
     clock_of,
     mirror_of,
     pool_of,
+    range_gate_of,
     redis_of,
     settings_of,
     source_pool_of,
@@ -206,29 +207,30 @@ async def export_range(
     started = time.monotonic()
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
         pool = pool_of(ctx)
-        async with pool.acquire() as conn:
-            claim = await range_store.claim_range(
-                conn,
-                archive_id,
-                seq,
-                worker=worker_of(ctx),
-                max_attempts=range_run.MAX_ATTEMPTS,
-                stale_seconds=range_run.STALE_SECONDS,
-            )
-        if claim is None:
-            summary: dict[str, Any] = {
-                "month": month,
-                "archive_id": archive_id,
-                "range": seq,
-                "outcome": "skipped",
-                "reason": "done, taken by another worker, or its build ended",
-                "seconds": round(time.monotonic() - started, 3),
-            }
-            log.info("export_range", **summary)
-            return summary
-        table = settings_of(ctx).games_table
-        outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
-        return outcome.summary()
+        async with range_gate_of(ctx):
+            async with pool.acquire() as conn:
+                claim = await range_store.claim_range(
+                    conn,
+                    archive_id,
+                    seq,
+                    worker=worker_of(ctx),
+                    max_attempts=range_run.MAX_ATTEMPTS,
+                    stale_seconds=range_run.STALE_SECONDS,
+                )
+            if claim is not None:
+                table = settings_of(ctx).games_table
+                outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
+                return outcome.summary()
+        summary: dict[str, Any] = {
+            "month": month,
+            "archive_id": archive_id,
+            "range": seq,
+            "outcome": "skipped",
+            "reason": "done, taken by another worker, or its build ended",
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        log.info("export_range", **summary)
+        return summary
 
 
 def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
@@ -276,6 +278,7 @@ async def _export_within_limit(
                 ),
                 range_candidates=range_candidates or RANGE_CANDIDATES,
                 worker=worker_of(ctx),
+                gate=range_gate_of(ctx),
             ),
         )
     finally:

@@ -18,6 +18,7 @@ from gomoku_archive.jobs.ops_view import (
     QueuedJob,
     QueueSnapshot,
     RunningInfo,
+    describe_ranges,
     parse_health_check,
 )
 from gomoku_archive.jobs.planning import export_refusal
@@ -110,7 +111,7 @@ def _month_row(status: MonthStatus, data: Dashboard) -> MonthRow:
     note = None
     if pub is not None and data.settings is not None:
         note = mirror_note(pub, data.settings, data.now)
-    ranges = None if status.ranges is None else status.ranges.describe(data.now)
+    ranges = None if status.ranges is None else describe_ranges(status.ranges, data.now)
     return MonthRow(status, _rebuildable(status.month, data), build, note, ranges)
 
 
