@@ -31,8 +31,9 @@ from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted
 from gomoku_archive.export import month as month_export
 from gomoku_archive.export import range_run
 from gomoku_archive.export.assembly import assemble
+from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
-from gomoku_archive.export.month import RangeOptions, export_month
+from gomoku_archive.export.month import export_month
 from gomoku_archive.export.ranges import plan_ranges
 from gomoku_archive.profile.months import Month
 from tests.benchmarks.data import seed_month as seed_bulk_month

@@ -12,8 +12,9 @@ import asyncpg
 import pytest
 
 from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
-from gomoku_archive.export.month import RangeOptions, export_month
+from gomoku_archive.export.month import export_month
 from gomoku_archive.jobs.connection import QUEUE_NAME, queue_client
 from tests.integration.worker_support import (
     WorkerProcess,

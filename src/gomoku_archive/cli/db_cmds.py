@@ -32,8 +32,9 @@ from gomoku_archive.db import archive_store, source
 from gomoku_archive.db.migrate import migrate
 from gomoku_archive.demo.games import generate_months
 from gomoku_archive.errors import ArchiveError, InvalidMonth
+from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
-from gomoku_archive.export.month import ExportResult, RangeOptions, export_month
+from gomoku_archive.export.month import ExportResult, export_month
 from gomoku_archive.jobs.planning import export_refusal, missing_months
 from gomoku_archive.profile.months import Month
 

@@ -1,88 +1,45 @@
-"""The month export, used by both the worker and the CLI, as the month's coordinator: under the
-month's lock it plans the month's ranges from per-minute counts (``export.ranges``), lets any
-process export them (itself, arq range jobs of other workers, local processes:
-``export.range_run``), takes over ranges whose worker died, assembles the parts into one gzip
-member in 256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics
-included. Memory stays flat: rows arrive through a server-side cursor, a range's part is written
+"""The month export, used by both the worker and the CLI: under the month's lock it removes
+leftovers, plans the month's ranges from per-minute counts (``export.ranges``), has them
+exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
+processes; one range is ``export.range_run``), assembles the parts into one gzip member in
+256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics included;
+every failure is recorded on the month. Memory stays flat: rows arrive through a server-side cursor, a range's part is written
 as it is compressed, and the statistics are counts."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 import asyncpg
 
 from gomoku_archive.db import archive_store, locks, range_store, source
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
 from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
-from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import (
     DatabaseConnectionLost,
-    ExportFailed,
     ExportLocked,
     ExportTimeout,
-    RangeRetriesExhausted,
 )
-from gomoku_archive.export import range_run
 from gomoku_archive.export.assembly import assemble
-from gomoku_archive.export.ranges import RANGE_CANDIDATES, Range, plan_ranges
+from gomoku_archive.export.coordinator import Coordinator, Progress, RangeOptions
+from gomoku_archive.export.ranges import Range, plan_ranges
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 
 log = get_logger(__name__)
 
-POLL_SECONDS = 0.2
-"""How often a coordinator with nothing to claim looks at its ranges."""
 _SESSION_END_POLLS = 40
 """Times 50 ms: how long a connection that failed oddly gets to show that its session ended."""
 _RECORD_SECONDS = 10.0
 """Bound on recording a failure: a database that hangs must not hold the error back."""
 
 Outcome = Literal["published", "unchanged", "restored", "skipped"]
-
-
-class Progress(Protocol):
-    """Told how far an export is; the CLI draws a bar with it, the worker ignores it."""
-
-    def start(self, month: Month, candidates: int) -> None: ...
-
-    def advance(self, candidates_done: int, games: int) -> None: ...
-
-
-class RangeSpread(Protocol):
-    """Another way for a build's ranges to be exported besides the coordinator itself: arq
-    range jobs for the worker pool, local processes (``export.local_ranges``)."""
-
-    def running(
-        self, month: Month, archive_id: int, ranges: int
-    ) -> AbstractAsyncContextManager[None]: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RangeOptions:
-    """Who exports a build's ranges, and how big they are."""
-
-    source_pool: Pool | None = None
-    """Where the ranges read (``SOURCE_DATABASE_URL``, a read replica perhaps); None: the
-    archive's own pool."""
-    spreads: Sequence[RangeSpread] = ()
-    """Besides the coordinator, which exports ranges itself."""
-    range_candidates: int = RANGE_CANDIDATES
-    """K; tests lower it to get several ranges out of a small month."""
-    worker: str = ""
-    """The coordinator's name on the ranges it claims; empty: host:pid."""
-    gate: asyncio.Lock | None = None
-    """Held while this process exports a range (the worker's, shared with its range jobs): a
-    range is CPU-bound, so two at once in one process would only make each one's source
-    transaction last twice as long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +249,7 @@ async def _build(
     )
     if progress is not None:
         progress.start(month, sum(r.candidates for r in plan))
-    coordinator = _Coordinator(
+    coordinator = Coordinator(
         pool, source_pool, lock_conn, archive_id, table, month, progress, options
     )
     async with AsyncExitStack() as spreads:
@@ -309,89 +266,6 @@ async def _plan(source_pool: Pool, table: str, month: Month, target: int) -> lis
         minutes = await source.count_candidates_by_minute(conn, table, month)
     start, end = source.month_bounds(month)
     return plan_ranges(minutes, start, end, target=target)
-
-
-class _Coordinator:
-    """Exports ranges itself while any is left to claim, takes over ranges whose worker
-    stopped (their heartbeat goes stale and they become claimable), and waits for the others;
-    fails the build when a range failed for good."""
-
-    def __init__(
-        self,
-        pool: Pool,
-        source_pool: Pool,
-        lock_conn: Connection,
-        archive_id: int,
-        table: str,
-        month: Month,
-        progress: Progress | None,
-        options: RangeOptions,
-    ) -> None:
-        self._pool = pool
-        self._source_pool = source_pool
-        self._conn = lock_conn
-        self._archive_id = archive_id
-        self._table = table
-        self._month = month
-        self._progress = progress
-        self._worker = options.worker or f"{socket.gethostname()}:{os.getpid()}"
-        self._gate = options.gate or asyncio.Lock()
-        self._done_candidates = 0
-        self._done_games = 0
-
-    async def run(self) -> list[RangeRow]:
-        while True:
-            if await self._export_one():
-                await self._look()
-                continue
-            ranges = await self._look()
-            if all(r.state == "done" for r in ranges):
-                return ranges
-            await asyncio.sleep(POLL_SECONDS)
-
-    async def _export_one(self) -> bool:
-        """Claim a range and export it; False when there was none to claim."""
-        async with self._gate:
-            claim = await range_store.claim_range(
-                self._conn,
-                self._archive_id,
-                None,
-                worker=self._worker,
-                max_attempts=range_run.MAX_ATTEMPTS,
-                stale_seconds=range_run.STALE_SECONDS,
-            )
-            if claim is None:
-                return False
-            await range_run.run_range(
-                self._pool,
-                self._source_pool,
-                claim,
-                table=self._table,
-                on_progress=self._advance if self._progress else None,
-            )
-            return True
-
-    async def _look(self) -> list[RangeRow]:
-        ranges = await range_store.ranges_of(self._conn, self._archive_id)
-        for r in ranges:
-            if r.state != "failed":
-                continue
-            if not r.retryable:
-                raise ExportFailed(f"{self._month}: range {r.seq} failed: {r.error}")
-            if r.attempt >= range_run.MAX_ATTEMPTS:
-                raise RangeRetriesExhausted(
-                    f"{self._month}: range {r.seq} failed {r.attempt} times: {r.error}"
-                )
-        if self._progress is not None:
-            self._done_candidates = sum(r.candidates_done for r in ranges if r.state == "done")
-            self._done_games = sum(r.games for r in ranges if r.state == "done")
-            running = sum(r.candidates_done for r in ranges if r.state == "running")
-            self._progress.advance(self._done_candidates + running, self._done_games)
-        return ranges
-
-    def _advance(self, candidates: int, games: int) -> None:
-        assert self._progress is not None
-        self._progress.advance(self._done_candidates + candidates, self._done_games + games)
 
 
 _LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (

@@ -21,6 +21,7 @@ from gomoku_archive.db import archive_store, locks, mirror_store, range_store
 from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from gomoku_archive.export import month as month_export
 from gomoku_archive.export import range_run
+from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.jobs.connection import REDIS_ERRORS
@@ -265,7 +266,7 @@ async def _export_within_limit(
             month=target,
             force=force,
             time_limit=limit,
-            ranges=month_export.RangeOptions(
+            ranges=RangeOptions(
                 source_pool=source_pool_of(ctx),
                 spreads=(
                     _RangeJobs(ctx),

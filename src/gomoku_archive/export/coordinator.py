@@ -1,0 +1,145 @@
+"""A build's ranges from the plan to the last part: the coordinator exports ranges itself
+while any is left to claim, takes over ranges whose claimer stopped (their heartbeat goes stale
+and they become claimable again), waits for the ranges other processes hold, and fails the build
+when a range failed for good. Who else exports ranges is a ``RangeSpread``: arq's range jobs
+(the worker) or local processes (``export.local_ranges``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from gomoku_archive.db import range_store
+from gomoku_archive.db.pool import Connection, Pool
+from gomoku_archive.db.range_store import RangeRow
+from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted
+from gomoku_archive.export import range_run
+from gomoku_archive.export.ranges import RANGE_CANDIDATES
+from gomoku_archive.profile.months import Month
+
+POLL_SECONDS = 0.2
+"""How often a coordinator with nothing to claim looks at its ranges."""
+
+
+class Progress(Protocol):
+    """Told how far an export is; the CLI draws a bar with it, the worker ignores it."""
+
+    def start(self, month: Month, candidates: int) -> None: ...
+
+    def advance(self, candidates_done: int, games: int) -> None: ...
+
+
+class RangeSpread(Protocol):
+    """Another way for a build's ranges to be exported besides the coordinator itself: arq
+    range jobs for the worker pool, local processes (``export.local_ranges``)."""
+
+    def running(
+        self, month: Month, archive_id: int, ranges: int
+    ) -> AbstractAsyncContextManager[None]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RangeOptions:
+    """Who exports a build's ranges, and how big they are."""
+
+    source_pool: Pool | None = None
+    """Where the ranges read (``SOURCE_DATABASE_URL``, a read replica perhaps); None: the
+    archive's own pool."""
+    spreads: Sequence[RangeSpread] = ()
+    """Besides the coordinator, which exports ranges itself."""
+    range_candidates: int = RANGE_CANDIDATES
+    """K; tests lower it to get several ranges out of a small month."""
+    worker: str = ""
+    """The coordinator's name on the ranges it claims; empty: host:pid."""
+    gate: asyncio.Lock | None = None
+    """Held while this process exports a range (the worker's, shared with its range jobs): a
+    range is CPU-bound, so two at once in one process would only make each one's source
+    transaction last twice as long."""
+
+
+class Coordinator:
+    """Exports ranges itself while any is left to claim, takes over ranges whose worker
+    stopped (their heartbeat goes stale and they become claimable), and waits for the others;
+    fails the build when a range failed for good."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        source_pool: Pool,
+        lock_conn: Connection,
+        archive_id: int,
+        table: str,
+        month: Month,
+        progress: Progress | None,
+        options: RangeOptions,
+    ) -> None:
+        self._pool = pool
+        self._source_pool = source_pool
+        self._conn = lock_conn
+        self._archive_id = archive_id
+        self._table = table
+        self._month = month
+        self._progress = progress
+        self._worker = options.worker or f"{socket.gethostname()}:{os.getpid()}"
+        self._gate = options.gate or asyncio.Lock()
+        self._done_candidates = 0
+        self._done_games = 0
+
+    async def run(self) -> list[RangeRow]:
+        while True:
+            if await self._export_one():
+                await self._look()
+                continue
+            ranges = await self._look()
+            if all(r.state == "done" for r in ranges):
+                return ranges
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def _export_one(self) -> bool:
+        """Claim a range and export it; False when there was none to claim."""
+        async with self._gate:
+            claim = await range_store.claim_range(
+                self._conn,
+                self._archive_id,
+                None,
+                worker=self._worker,
+                max_attempts=range_run.MAX_ATTEMPTS,
+                stale_seconds=range_run.STALE_SECONDS,
+            )
+            if claim is None:
+                return False
+            await range_run.run_range(
+                self._pool,
+                self._source_pool,
+                claim,
+                table=self._table,
+                on_progress=self._advance if self._progress else None,
+            )
+            return True
+
+    async def _look(self) -> list[RangeRow]:
+        ranges = await range_store.ranges_of(self._conn, self._archive_id)
+        for r in ranges:
+            if r.state != "failed":
+                continue
+            if not r.retryable:
+                raise ExportFailed(f"{self._month}: range {r.seq} failed: {r.error}")
+            if r.attempt >= range_run.MAX_ATTEMPTS:
+                raise RangeRetriesExhausted(
+                    f"{self._month}: range {r.seq} failed {r.attempt} times: {r.error}"
+                )
+        if self._progress is not None:
+            self._done_candidates = sum(r.candidates_done for r in ranges if r.state == "done")
+            self._done_games = sum(r.games for r in ranges if r.state == "done")
+            running = sum(r.candidates_done for r in ranges if r.state == "running")
+            self._progress.advance(self._done_candidates + running, self._done_games)
+        return ranges
+
+    def _advance(self, candidates: int, games: int) -> None:
+        assert self._progress is not None
+        self._progress.advance(self._done_candidates + candidates, self._done_games + games)
