@@ -38,6 +38,19 @@ def test_reads_everything() -> None:
     assert s.log_level == "DEBUG"
     assert Settings.from_env({"EXPORT_PROCESSES": " 1 "}, isatty=False).export_processes == 1
     assert s.ops_token == "tok-0123456789abcdefghijklmnopqrstuvwxyz"
+    assert s.source_url == s.database_url  # no replica: the games are read where the archive is
+
+
+def test_a_read_replica_for_the_games() -> None:
+    s = Settings.from_env(
+        {
+            "DATABASE_URL": "postgresql://u:secret@primary/x",
+            "SOURCE_DATABASE_URL": "postgresql://reader:hidden@replica/games",
+        },
+        isatty=False,
+    )
+    assert s.source_url == "postgresql://reader:hidden@replica/games"
+    assert "hidden" not in repr(s) and "replica" in repr(s)
 
 
 def test_repr_masks_secrets() -> None:
@@ -61,6 +74,7 @@ def test_repr_masks_secrets() -> None:
         {"GAMES_TABLE": 'ga"mes'},
         {"EXPORT_FIRST_MONTH": "August"},
         {"DATABASE_URL": "mysql://x"},
+        {"SOURCE_DATABASE_URL": "mysql://x"},
         {"REDIS_URL": "http://x"},
         {"LOG_FORMAT": "xml"},
         {"S3_BUCKET": "no/slashes"},
