@@ -53,9 +53,7 @@ class Plan:
 
 PLANS = {
     Size.SMOKE: Plan(games=2_000, k=500, rounds=1, k_choices=(500,)),
-    Size.FULL: Plan(
-        games=1_000_000, k=RANGE_CANDIDATES, rounds=2, k_choices=(25_000, 50_000, 100_000)
-    ),
+    Size.FULL: Plan(games=1_000_000, k=RANGE_CANDIDATES, rounds=2, k_choices=(25_000, 100_000)),
 }
 WALL_RATIO_AT_MOST = 0.6
 PEAK_RSS_AT_MOST_MIB = 150.0

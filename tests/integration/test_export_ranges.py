@@ -36,6 +36,7 @@ from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import export_month
 from gomoku_archive.export.ranges import plan_ranges
 from gomoku_archive.profile.months import Month
+from gomoku_archive.profile.stream import ArchiveStream
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import _bad_rows, archive_bytes, insert
@@ -273,6 +274,10 @@ async def test_a_month_within_k_is_one_range_of_todays_bytes(
     assert only.state == "done" and only.planned == 30
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM archive_parts") == 0
+    # Exactly what one ArchiveStream (the exporter before ranges) writes for the same text.
+    data = await stored(pool, built)
+    plain = ArchiveStream()
+    assert plain.write(gzip.decompress(data)) + plain.finish() == data
 
 
 async def test_a_range_of_a_stopped_worker_is_taken_over(

@@ -3,8 +3,8 @@ leftovers, plans the month's ranges from per-minute counts (``export.ranges``), 
 exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
 processes; one range is ``export.range_run``), assembles the parts into one gzip member in
 256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics included;
-every failure is recorded on the month. Memory stays flat: rows arrive through a server-side cursor, a range's part is written
-as it is compressed, and the statistics are counts."""
+every failure is recorded on the month. Memory stays flat: rows arrive through a server-side
+cursor, a range's part is written as it is compressed, and the statistics are counts."""
 
 from __future__ import annotations
 
