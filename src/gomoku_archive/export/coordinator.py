@@ -119,6 +119,7 @@ class Coordinator:
                 claim,
                 table=self._table,
                 on_progress=self._advance if self._progress else None,
+                conn=self._conn,
             )
             return True
 

@@ -11,6 +11,7 @@ under a new attempt. The same rows give the same part, whoever computes it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gomoku_archive.db import range_store, source
-from gomoku_archive.db.pool import Pool
+from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeClaim
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.export.tally import Tally
@@ -82,16 +83,20 @@ async def run_range(
     *,
     table: str,
     on_progress: ProgressCallback | None = None,
+    conn: Connection | None = None,
 ) -> RangeOutcome:
     """Export the claimed range and record its part (``done``), or record why it could not be
     done (``failed``: another attempt may follow), or give it up quietly (``lost``). Only a
     cancellation is raised; the failure is then recorded, retryable, when the database
-    answers."""
+    answers. ``conn``: where the part, heartbeats and claim go (the coordinator's own idle lock
+    connection, so that a build needs two connections, not three); else one from the pool."""
     started = time.monotonic()
     tally = Tally(claim.month)
     compressor = PartCompressor(last=claim.last)
     try:
-        await _export_range(archive_pool, source_pool, claim, table, tally, compressor, on_progress)
+        await _export_range(
+            archive_pool, source_pool, claim, table, tally, compressor, on_progress, conn
+        )
     except RangeLost:
         outcome = RangeOutcome(claim, "lost", tally.candidates, tally.games, 0, _since(started))
     except asyncio.CancelledError:
@@ -127,12 +132,16 @@ async def _export_range(
     tally: Tally,
     compressor: PartCompressor,
     on_progress: ProgressCallback | None,
+    given: Connection | None,
 ) -> None:
     stream = BackgroundCompressor(compressor)
     take = tally.take
     lines: list[str] = []
     held = 0
-    async with archive_pool.acquire() as conn:
+    async with contextlib.AsyncExitStack() as stack:
+        conn: Connection = (
+            given if given is not None else await stack.enter_async_context(archive_pool.acquire())
+        )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         async with source_pool.acquire() as read_conn, source.snapshot(read_conn):
