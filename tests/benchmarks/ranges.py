@@ -21,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,10 +32,11 @@ from sgfmill import sgf
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.jobs.connection import QUEUE_NAME, queue_client
 from gomoku_archive.profile.months import Month
+from tests.integration.conftest import private_redis
 
 from .data import seed_month
 from .figures import Figure, Size, bounded
-from .support import ROOT, free_port, scratch_database, stored_archive, wait_listening
+from .support import ROOT, scratch_database, stored_archive
 
 SECTION = "ranges"
 MONTH = Month(2026, 8)
@@ -89,7 +89,7 @@ def run(size: Size, workdir: Path) -> list[Figure]:
             capture_output=True,
             check=True,
         )
-        with _private_redis(workdir) as redis_url, _TransactionWatch(dsn) as watch:
+        with private_redis() as redis_url, _TransactionWatch(dsn) as watch:
             runs: dict[int, list[WorkerRun]] = {1: [], 2: []}
             for _ in range(plan.rounds):
                 for workers in (1, 2):
@@ -297,31 +297,6 @@ def _peak_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmHWM for process {pid}")
-
-
-@contextlib.contextmanager
-def _private_redis(workdir: Path) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--save",
-            "",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 class _TransactionWatch:

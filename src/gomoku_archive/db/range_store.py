@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gomoku_archive.db.pool import Connection, transaction
+from gomoku_archive.profile.deflate_parts import PartSummary
 
 RangeState = Literal["queued", "running", "done", "failed"]
 
@@ -169,10 +170,8 @@ async def write_part(
 async def finish_range(
     conn: Connection,
     claim: RangeClaim,
+    part: PartSummary,
     *,
-    crc32: int,
-    raw_bytes: int,
-    deflate_bytes: int,
     candidates: int,
     games: int,
     tally: dict[str, Any],
@@ -187,9 +186,9 @@ async def finish_range(
             claim.archive_id,
             claim.seq,
             claim.attempt,
-            crc32,
-            raw_bytes,
-            deflate_bytes,
+            part.crc32,
+            part.raw_bytes,
+            part.deflate_bytes,
             candidates,
             games,
             tally,

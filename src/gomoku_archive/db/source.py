@@ -72,16 +72,6 @@ async def count_candidates(conn: Connection, table: str, month: Month) -> int:
     return count
 
 
-async def stream_candidates(
-    conn: Connection, table: str, month: Month, *, prefetch: int = 2000
-) -> AsyncIterator[Candidate]:
-    """Every candidate of ``month`` in archive order (finish second, then id), through a
-    server-side cursor. The caller must hold a transaction on ``conn`` (one snapshot)."""
-    query = candidates_query(table)
-    async for record in conn.cursor(query, *month_bounds(month), prefetch=prefetch):
-        yield Candidate(*record)
-
-
 def candidates_query(table: str) -> str:
     """The export's query of a month's candidates ($1, $2: the month's naive UTC bounds)."""
     return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
@@ -121,9 +111,9 @@ async def count_candidates_by_minute(
 async def stream_candidates_between(
     conn: Connection, table: str, start: datetime, end: datetime, *, prefetch: int = 2000
 ) -> AsyncIterator[Candidate]:
-    """``stream_candidates`` for the finish seconds in ``[start, end)`` (naive UTC) instead of
-    a whole month: one range of a month, same query, same order. The caller holds a
-    ``snapshot`` on ``conn``."""
+    """Every candidate finishing in the seconds ``[start, end)`` (naive UTC), one range of a
+    month, in archive order (finish second, then id), through a server-side cursor. The caller
+    holds a ``snapshot`` on ``conn``."""
     query = candidates_query(table)
     async for record in conn.cursor(query, start, end, prefetch=prefetch):
         yield Candidate(*record)

@@ -7,8 +7,6 @@ when a range failed for good. Who else exports ranges is a ``RangeSpread``: arq'
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -55,7 +53,7 @@ class RangeOptions:
     range_candidates: int = RANGE_CANDIDATES
     """K; tests lower it to get several ranges out of a small month."""
     worker: str = ""
-    """The coordinator's name on the ranges it claims; empty: host:pid."""
+    """The coordinator's name on the ranges it claims; empty: ``range_run.claimer_name()``."""
     gate: asyncio.Lock | None = None
     """Held while this process exports a range (the worker's, shared with its range jobs): a
     range is CPU-bound, so two at once in one process would only make each one's source
@@ -85,7 +83,7 @@ class Coordinator:
         self._table = table
         self._month = month
         self._progress = progress
-        self._worker = options.worker or f"{socket.gethostname()}:{os.getpid()}"
+        self._worker = options.worker or range_run.claimer_name()
         self._gate = options.gate or asyncio.Lock()
         self._done_candidates = 0
         self._done_games = 0

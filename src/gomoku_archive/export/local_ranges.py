@@ -14,7 +14,6 @@ import contextlib
 import multiprocessing
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -105,7 +104,7 @@ def _watch_parent(parent: int) -> None:
 
 
 async def _claim_until_none(dsn: str, source_dsn: str, table: str, archive_id: int) -> None:
-    worker = f"{socket.gethostname()}:{os.getpid()}"
+    worker = range_run.claimer_name()
     pool = await create_pool(dsn, min_size=1, max_size=2)
     source_pool = pool if source_dsn == dsn else await create_pool(source_dsn, max_size=1)
     try:

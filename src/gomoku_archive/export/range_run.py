@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +45,11 @@ _PROGRESS_EVERY = 2000
 Outcome = Literal["done", "failed", "lost"]
 ProgressCallback = Callable[[int, int], None]
 """Told ``(candidates, games)`` of the range so far."""
+
+
+def claimer_name() -> str:
+    """How a process names itself on the ranges it claims: ``host:pid`` (a worker's name)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class RangeLost(Exception):
@@ -172,9 +179,7 @@ async def _export_range(
         done = await range_store.finish_range(
             conn,
             claim,
-            crc32=compressor.crc32,
-            raw_bytes=compressor.raw_bytes,
-            deflate_bytes=compressor.deflate_bytes,
+            compressor.summary(),
             candidates=tally.candidates,
             games=tally.games,
             tally=tally.to_json(),

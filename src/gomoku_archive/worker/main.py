@@ -14,8 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 import warnings
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -24,6 +22,7 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from gomoku_archive.db.pool import create_pool
+from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.connection import QUEUE_NAME, redis_settings
 from gomoku_archive.jobs.ids import (
@@ -91,7 +90,8 @@ def check_schedule(period_seconds: int) -> tuple[set[int], set[int] | None]:
 
 
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """``host:pid``: the worker's name in Redis, in its logs and on the ranges it claims."""
+    return claimer_name()
 
 
 def worker_options(
