@@ -315,7 +315,7 @@ def _in_process_export(dsn: str, *, bar: bool) -> float:
     code = (
         "import asyncio, io, sys, time\n"
         "from rich.console import Console\n"
-        "from gomoku_archive.cli.db_cmds import _Bar\n"
+        "from gomoku_archive.export.progress_bar import ExportProgressBar\n"
         "from tests.support import pool_from\n"
         "from gomoku_archive.export.coordinator import RangeOptions\n"
         "from gomoku_archive.export.month import export_month\n"
@@ -324,7 +324,7 @@ def _in_process_export(dsn: str, *, bar: bool) -> float:
         "async def main():\n"
         "    async with pool_from(sys.argv[1], max_size=3) as pool:\n"
         "        console = Console(file=io.StringIO(), force_terminal=True)\n"
-        "        with _Bar(enabled=sys.argv[2] == '1', console=console) as bar:\n"
+        "        with ExportProgressBar(enabled=sys.argv[2] == '1', console=console) as bar:\n"
         "            t = time.monotonic()\n"
         "            await export_month(pool, table='games', month=Month(2026, 8), force=True,\n"
         "                               progress=bar if sys.argv[2] == '1' else None,\n"

@@ -30,8 +30,8 @@ import asyncpg
 from sgfmill import sgf
 
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
-from gomoku_archive.jobs.connection import QUEUE_NAME, queue_client
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import QUEUE_NAME, queue_client
 from tests.integration.conftest import private_redis
 
 from .data import seed_month

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gomoku_archive.cli.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.metrics import Metrics
+from gomoku_archive.web.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
     FULL_VALUES,

@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.db.stats import read_archive_stats
-from gomoku_archive.jobs.connection import connect
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import connect
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.freshness import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics

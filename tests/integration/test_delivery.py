@@ -26,9 +26,9 @@ from gomoku_archive.db import mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.errors import MirrorFailed
-from gomoku_archive.jobs.snapshot import read_snapshot
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import checksum_line
+from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store

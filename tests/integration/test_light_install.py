@@ -1,12 +1,15 @@
-"""The wheel as a downloader installs it: built from the source tree, its top level is exactly
-``gomoku_archive``; installed without extras into a fresh virtual environment, it gives
-``verify``, ``games`` and ``sgf check`` on the bundled example archive, none of the service's
-dependencies, and one clear line for a server command."""
+"""The wheel as a downloader installs it: built from the source tree (the namespace package's
+three roots, ``shared/``, ``services/`` and ``workers/``), its top level is exactly
+``gomoku_archive``, and the wheel built from the sdist holds the same files; installed without
+extras into a fresh virtual environment, it gives ``verify``, ``games`` and ``sgf check`` on the
+bundled example archive, none of the service's dependencies, and one clear line for a server
+command."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
@@ -25,12 +28,60 @@ def run(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[st
     )
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, ROOT)
+def build(out: Path, *flags: str) -> Path:
+    """``python -m build``, the PyPA front end, in an isolated build environment."""
+    run(sys.executable, "-m", "build", "--outdir", out, *flags, ROOT)
     (built,) = out.glob("gomoku_party_archive-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built straight from the source tree."""
+    return build(tmp_path_factory.mktemp("wheel"), "--wheel")
+
+
+def package_files(wheel: Path) -> dict[str, str]:
+    """The wheel's files outside its metadata, each with its hash as RECORD lists it."""
+    with zipfile.ZipFile(wheel) as archive:
+        (record,) = [n for n in archive.namelist() if n.endswith(".dist-info/RECORD")]
+        rows = archive.read(record).decode().splitlines()
+    hashes = dict(row.rsplit(",", 2)[:2] for row in rows)
+    return {name: digest for name, digest in hashes.items() if ".dist-info/" not in name}
+
+
+def test_the_wheel_from_the_sdist_equals_the_direct_wheel(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    out = tmp_path_factory.mktemp("sdist")
+    from_sdist = build(out)  # no flag: the sdist, then a wheel built from the unpacked sdist
+    (sdist,) = out.glob("gomoku_party_archive-*.tar.gz")
+    files = package_files(wheel)
+    assert package_files(from_sdist) == files
+    # Everything a process needs is inside: templates, migrations and the example archive.
+    for needed in (
+        "gomoku_archive/web/pages/templates/database.html",
+        "gomoku_archive/db/migrations/0001_archives.sql",
+        "gomoku_archive/db/reference/games.sql",
+        "gomoku_archive/demo/examples/gomoku-party-2026-08-33ef3c90e4bfe4e7.sgf.gz",
+        "gomoku_archive/worker/main.py",
+        "gomoku_archive/export/month.py",
+        "gomoku_archive/about.py",
+    ):
+        assert needed in files, needed
+    assert "gomoku_archive/__init__.py" not in files  # a namespace package, as in the tree
+    with tarfile.open(sdist) as archive:
+        tops = {name.split("/")[1] for name in archive.getnames() if name.count("/")}
+    assert tops == {
+        "shared",
+        "services",
+        "workers",
+        "README.md",
+        "LICENSE",
+        "pyproject.toml",
+        "PKG-INFO",
+        ".gitignore",  # hatchling always ships it: the wheel built from the sdist obeys it too
+    }
 
 
 @pytest.fixture(scope="module")

@@ -19,17 +19,17 @@ from gomoku_archive.db import archive_store, mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.errors import MirrorFailed
-from gomoku_archive.jobs.snapshot import read_snapshot
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import checksum_line
+from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.web.freshness import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.worker import context
-from gomoku_archive.worker.export_jobs import plan_months
 from gomoku_archive.worker.mirror_jobs import mirror_archive
+from gomoku_archive.worker.planner import plan_months
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.s3_support import (
     CREDENTIALS,

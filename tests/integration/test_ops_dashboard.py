@@ -19,9 +19,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.http.origin import parse_networks
-from gomoku_archive.jobs.connection import connect
-from gomoku_archive.jobs.ops_view import QueuedJob
-from gomoku_archive.jobs.snapshot import HEALTH_CHECK_KEY, read_snapshot
+from gomoku_archive.jobs.queue_view import QueuedJob
+from gomoku_archive.queue.connection import connect
+from gomoku_archive.queue.snapshot import HEALTH_CHECK_KEY, read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.app import create_app
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from gomoku_archive.jobs.worker_keys import WORKER_KEY_PREFIX
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.worker_keys import WORKER_KEY_PREFIX
 from tests.integration.conftest import free_port
 from tests.integration.worker_support import WorkerProcess, cli_env, run_cli, workers
 

@@ -15,11 +15,12 @@ from arq.constants import result_key_prefix
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.errors import ExportFailed, InvalidMonth
-from gomoku_archive.jobs.enqueue import enqueue_export, enqueue_forced_export
-from gomoku_archive.jobs.snapshot import read_snapshot
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.enqueue import enqueue_export, enqueue_forced_export
+from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
-from gomoku_archive.worker.export_jobs import export_month, plan_months
+from gomoku_archive.worker.export_jobs import export_month
+from gomoku_archive.worker.planner import plan_months
 from gomoku_archive.worker.timeouts import export_timeout
 from tests.integration.worker_support import close_context, job_context, seed_month
 

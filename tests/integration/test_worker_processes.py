@@ -11,9 +11,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from gomoku_archive.jobs.connection import connect
-from gomoku_archive.jobs.snapshot import read_snapshot
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import connect
+from gomoku_archive.queue.snapshot import read_snapshot
 from tests.integration.conftest import flushed_redis
 from tests.integration.worker_support import (
     WorkerProcess,

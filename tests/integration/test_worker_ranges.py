@@ -15,7 +15,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import export_month
-from gomoku_archive.jobs.connection import QUEUE_NAME, queue_client
+from gomoku_archive.queue.connection import QUEUE_NAME, queue_client
 from tests.integration.worker_support import (
     WorkerProcess,
     cli_env,

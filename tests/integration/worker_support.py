@@ -24,8 +24,8 @@ from gomoku_archive.db import source
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.demo.games import generate_month
 from gomoku_archive.demo.rows import SourceGame
-from gomoku_archive.jobs.connection import connect
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import connect
 from gomoku_archive.settings import Settings
 from gomoku_archive.worker import context
 

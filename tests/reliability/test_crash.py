@@ -26,7 +26,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.export.month import export_month
 from gomoku_archive.profile.months import Month
 from gomoku_archive.settings import Settings
-from gomoku_archive.worker.export_jobs import plan_months
+from gomoku_archive.worker.planner import plan_months
 from tests.integration.api_support import publish_bytes, random_bytes
 from tests.integration.worker_support import (
     WorkerProcess,

@@ -13,7 +13,7 @@ import pytest
 from arq.constants import in_progress_key_prefix
 
 from gomoku_archive.db.pool import Pool
-from gomoku_archive.jobs.connection import connect
+from gomoku_archive.queue.connection import connect
 from gomoku_archive.settings import Settings
 from gomoku_archive.worker.watchdog import Watchdog
 from tests.integration.conftest import flushed_redis, private_redis

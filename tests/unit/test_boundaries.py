@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "gomoku_archive"
-PURE_PACKAGES = ("sgf", "gomoku", "profile", "http", "catalog", "verify")
+PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "gomoku_archive"
+"""The pure packages are all in the shared root (tests/unit/test_layout.py checks the roots)."""
+PURE_PACKAGES = ("sgf", "gomoku", "profile", "http", "catalog", "verify", "jobs")
 BANNED_IN_PURE = ("urllib.request", "http.client", "socket", "ssl", "subprocess", "multiprocessing")
 
 

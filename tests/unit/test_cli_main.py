@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from gomoku_archive.cli.main import build_parser, command_modules, main
-from gomoku_archive.cli.runtime import missing_table_advice
+from gomoku_archive.runtime import missing_table_advice
 from tests.support import settings_read
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
@@ -49,13 +49,16 @@ def test_the_top_level_help_lists_every_command() -> None:
 
 
 def test_each_process_owns_its_command() -> None:
+    """Each command lives beside what it runs: serve with the front end (services/), worker and
+    export with the worker and the export (workers/), the rest in the shared command line."""
     owners = {name: module for module, names in command_modules().items() for name in names}
-    assert owners["serve"] == "gomoku_archive.cli.serve_cmd"
-    assert owners["worker"] == "gomoku_archive.cli.worker_cmd"
+    assert owners["serve"] == "gomoku_archive.web.serve_cmd"
+    assert owners["worker"] == "gomoku_archive.worker.worker_cmd"
+    assert owners["export"] == "gomoku_archive.export.export_cmd"
     assert all(
         m.startswith("gomoku_archive.cli.")
         for n, m in owners.items()
-        if n not in ("serve", "worker")
+        if n not in ("serve", "worker", "export")
     )
 
 
@@ -114,7 +117,7 @@ def _without(missing: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.import_module
 
     def fake(name: str, package: str | None = None) -> object:
-        if name in ("gomoku_archive.cli.serve_cmd", "gomoku_archive.cli.db_cmds"):
+        if name in ("gomoku_archive.web.serve_cmd", "gomoku_archive.export.export_cmd"):
             raise ModuleNotFoundError(f"No module named {missing!r}", name=missing)
         return real(name, package)
 

@@ -8,14 +8,16 @@ import threading
 
 from rich.console import Console
 
-from gomoku_archive.cli.db_cmds import _Bar
+from gomoku_archive.export.progress_bar import ExportProgressBar
 from gomoku_archive.profile.months import Month
 
 
 def test_the_bar_draws_progress_without_a_thread_and_at_most_a_few_times_a_second() -> None:
     out = io.StringIO()
     before = threading.active_count()
-    with _Bar(enabled=True, console=Console(file=out, force_terminal=True, width=100)) as bar:
+    with ExportProgressBar(
+        enabled=True, console=Console(file=out, force_terminal=True, width=100)
+    ) as bar:
         assert threading.active_count() == before, "no refresh thread"
         bar.start(Month(2026, 8), 100_000)
         drawn = out.getvalue()
@@ -28,7 +30,7 @@ def test_the_bar_draws_progress_without_a_thread_and_at_most_a_few_times_a_secon
 
 def test_a_disabled_bar_writes_nothing() -> None:
     out = io.StringIO()
-    with _Bar(enabled=False, console=Console(file=out, force_terminal=True)) as bar:
+    with ExportProgressBar(enabled=False, console=Console(file=out, force_terminal=True)) as bar:
         bar.start(Month(2026, 8), 10)
         bar.advance(10, 9)
     assert out.getvalue() == ""

@@ -1,4 +1,4 @@
-"""The JSON codec jobs and results travel in (pure functions of gomoku_archive.jobs.connection)."""
+"""The JSON codec jobs and results travel in (pure functions of gomoku_archive.queue.connection)."""
 
 from datetime import UTC, datetime
 

@@ -11,16 +11,16 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from gomoku_archive.cli.jobs_view import render
-from gomoku_archive.jobs.ops_view import (
+from gomoku_archive.jobs.month_view import month_statuses
+from gomoku_archive.jobs.queue_view import (
     JobOutcome,
     QueuedJob,
     QueueSnapshot,
     RunningInfo,
     WorkerSeen,
-    month_statuses,
 )
 from gomoku_archive.profile.months import Month
-from tests.unit.test_ops_view import Row, published
+from tests.unit.test_job_views import Row, published
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 FILE = "gomoku-party-2026-11-0123456789abcdef.sgf.gz"

@@ -1,11 +1,23 @@
-"""The one five-in-a-row detector against a naive scan, on boards of any size."""
+"""The one five-in-a-row detector against a naive scan, on boards of any size, and its two
+representations (the line buffer and the verifier's bitboards) held equal on the profile's
+board."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gomoku_archive.gomoku.lines import BLACK, WHITE, has_five, line_layout, makes_five
+from gomoku_archive.gomoku.game import BOARD_SIZE
+from gomoku_archive.gomoku.lines import (
+    BLACK,
+    WHITE,
+    bits_have_five,
+    has_five,
+    line_layout,
+    makes_five,
+    point_bit,
+)
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 
@@ -42,7 +54,7 @@ def test_the_detector_agrees_with_a_naive_scan(
 ) -> None:
     columns, rows, stones = board
     layout = line_layout(columns, rows)
-    buffer = layout.empty_board()
+    buffer = bytearray(layout.length)
     for (x, y), colour in stones.items():
         for cell in layout.cells[y * columns + x]:
             buffer[cell] = colour
@@ -59,3 +71,35 @@ def test_every_point_has_four_cells_of_its_own() -> None:
     assert len(layout.cells) == 225
     assert len(set(cells)) == len(cells) == 4 * 225
     assert min(cells) >= 4 and max(cells) < layout.length - 4
+
+
+@st.composite
+def profile_boards(draw: st.DrawFn) -> dict[tuple[int, int], int]:
+    """Stones on the 15 x 15 board, crowded into a corner often enough that fives are common."""
+    side = draw(st.sampled_from((6, 9, BOARD_SIZE)))
+    points = st.tuples(st.integers(0, side - 1), st.integers(0, side - 1))
+    return draw(st.dictionaries(points, st.sampled_from((BLACK, WHITE)), max_size=side * side))
+
+
+@given(profile_boards())
+def test_bitboards_and_the_line_buffer_find_the_same_fives(
+    stones: dict[tuple[int, int], int],
+) -> None:
+    layout = line_layout(BOARD_SIZE, BOARD_SIZE)
+    buffer = bytearray(layout.length)
+    bits = {BLACK: 0, WHITE: 0}
+    for (x, y), colour in stones.items():
+        for cell in layout.cells[y * BOARD_SIZE + x]:
+            buffer[cell] = colour
+        bits[colour] |= point_bit(x, y)
+    assert has_five(buffer) == (bits_have_five(bits[BLACK]) or bits_have_five(bits[WHITE]))
+
+
+@pytest.mark.parametrize("step", [(1, 0), (0, 1), (1, 1), (1, -1)])
+def test_bitboard_runs_do_not_wrap_around_the_edges(step: tuple[int, int]) -> None:
+    for x in range(BOARD_SIZE):
+        for y in range(BOARD_SIZE):
+            run = [(x + k * step[0], y + k * step[1]) for k in range(5)]
+            bits = sum(point_bit(px % BOARD_SIZE, py % BOARD_SIZE) for px, py in run)
+            on_board = all(0 <= px < BOARD_SIZE and 0 <= py < BOARD_SIZE for px, py in run)
+            assert bits_have_five(bits) is on_board, run

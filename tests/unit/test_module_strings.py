@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOTTED = re.compile(r"(?<![\w./-])gomoku_archive(?:\.[A-Za-z_]\w*)+")
 SCANNED = [
-    *sorted((ROOT / "src").rglob("*.py")),
+    *sorted(p for root in ("shared", "services", "workers") for p in (ROOT / root).rglob("*.py")),
     *sorted((ROOT / "tests").rglob("*.py")),
     *sorted((ROOT / "deploy").rglob("*")),
     *sorted((ROOT / "helm").rglob("*")),

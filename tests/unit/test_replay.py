@@ -12,14 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from gomoku_archive.gomoku.replay import (
-    Verdict,
-    coerce_moves,
-    has_five,
-    is_valid_bitboards,
-    point_bit,
-    replay,
-)
+from gomoku_archive.gomoku.lines import point_bit
+from gomoku_archive.gomoku.replay import Verdict, coerce_moves, is_valid_bitboards, replay
 from tests.budget import examples
 
 B, W = Color.BLACK, Color.WHITE
@@ -527,13 +521,3 @@ def test_bitboards_agree_with_replay(
     moves = alternate(*points)
     expected = replay(moves, result, termination).valid
     assert is_valid_bitboards(*bitboards(moves), len(moves), result, termination) is expected
-
-
-@pytest.mark.parametrize("step", [(1, 0), (0, 1), (1, 1), (1, -1)])
-def test_bitboard_runs_do_not_wrap_around_the_edges(step: tuple[int, int]) -> None:
-    for x in range(BOARD_SIZE):
-        for y in range(BOARD_SIZE):
-            run = [(x + k * step[0], y + k * step[1]) for k in range(5)]
-            bits = sum(point_bit(px % BOARD_SIZE, py % BOARD_SIZE) for px, py in run)
-            on_board = all(0 <= px < BOARD_SIZE and 0 <= py < BOARD_SIZE for px, py in run)
-            assert has_five(bits) is on_board, run

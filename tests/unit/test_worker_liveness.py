@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gomoku_archive.jobs.liveness import host_of, worker_liveness
-from gomoku_archive.jobs.ops_view import WorkerSeen
+from gomoku_archive.jobs.queue_view import WorkerSeen
 
 NOW = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
 LIMIT = timedelta(seconds=60)

@@ -7,7 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gomoku_archive.jobs.ops_view import JobOutcome, QueuedJob, QueueSnapshot, month_statuses
+from gomoku_archive.jobs.month_view import month_statuses
+from gomoku_archive.jobs.queue_view import JobOutcome, QueuedJob, QueueSnapshot
 from gomoku_archive.profile.months import Month
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.ops.page import (
@@ -18,7 +19,7 @@ from gomoku_archive.web.ops.page import (
     login_context,
 )
 from gomoku_archive.web.pages.templating import render
-from tests.unit.test_ops_view import Mirror, published
+from tests.unit.test_job_views import Mirror, published
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 EVIL = '<script>alert("x")</script>'

@@ -1,1 +1,0 @@
-"""The job queue: job ids, the Redis edge, planning and the operators' view."""

@@ -1,0 +1,263 @@
+"""The worker's export jobs, ``export_month`` (a month's build: its coordinator) and
+``export_range`` (one range of a build, on any worker). Thin: parse the arguments, call the export
+(``gomoku_archive.export``), map errors to arq's outcomes, and log one ``export_job`` or
+``export_range`` line per run. docs/operators/running.md ("Outcomes, retries, timeouts") says
+what each outcome means; the export itself records every failure of its run on the month, and
+this module only a forced rebuild that never got the month's lock."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from arq import Retry
+
+from gomoku_archive.db import range_store
+from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
+from gomoku_archive.export import month as month_export
+from gomoku_archive.export import range_run
+from gomoku_archive.export.coordinator import RangeOptions
+from gomoku_archive.export.local_ranges import LocalProcesses
+from gomoku_archive.export.ranges import RANGE_CANDIDATES
+from gomoku_archive.jobs.planning import export_refusal
+from gomoku_archive.jobs.queue_view import RunningInfo
+from gomoku_archive.logs import get_logger
+from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import REDIS_ERRORS
+from gomoku_archive.queue.enqueue import enqueue_ranges
+from gomoku_archive.queue.worker_keys import clear_running, mark_running
+from gomoku_archive.worker.context import (
+    clock_of,
+    pool_of,
+    range_gate_of,
+    redis_of,
+    settings_of,
+    source_pool_of,
+    utc_now,
+    worker_of,
+)
+from gomoku_archive.worker.mirror_backfill import queue_mirror
+from gomoku_archive.worker.retry_policy import classify_failure, may_retry, retry_delay
+from gomoku_archive.worker.timeouts import export_timeout
+
+log = get_logger(__name__)
+
+
+class _JobLog:
+    """The ``export_job`` log line of one run; its fields are also the job's arq result."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+        self.started = time.monotonic()
+
+    def finish(self, outcome: str, level: str = "info", **extra: Any) -> dict[str, Any]:
+        duration = round(time.monotonic() - self.started, 3)
+        summary = self.fields | {"outcome": outcome, "duration_s": duration} | extra
+        getattr(log, level)("export_job", **summary)
+        return summary
+
+
+async def export_month(
+    ctx: dict[str, Any], month: str, force: bool = False, range_candidates: int | None = None
+) -> dict[str, Any]:
+    """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
+    from the month's size: plan its ranges, queue a range job for each (any worker runs them),
+    export ranges here too, assemble and publish. Returns the job's summary (kept by arq as its
+    result). ``range_candidates`` overrides K (tests; it changes the bytes of big months)."""
+    job_id = str(ctx.get("job_id", ""))
+    attempt = int(ctx.get("job_try", 1))
+    job = _JobLog(job_id=job_id, month=month, force=force, attempt=attempt)
+    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        target = _exportable(ctx, month, job)
+        try:
+            result = await _export_within_limit(ctx, target, force, job, range_candidates)
+        except asyncio.CancelledError:
+            job.finish(
+                "cancelled", "warning", reason="worker shutting down; the job runs again later"
+            )
+            raise
+        except ExportLocked as exc:
+            return await _locked(ctx, target, force, job, exc)
+        except ExportTimeout as exc:
+            # The export recorded it on the month as "ExportTimeout: ..." already.
+            job.finish("failed", "error", error=f"ExportTimeout: {exc}", failure="timeout")
+            raise
+        except Exception as exc:
+            # The export (or the count before it) recorded the failure on the month already.
+            _retry_or_fail(job, exc)
+            raise
+        if result.outcome != "skipped":
+            await queue_mirror(ctx, result.archive)
+        summary = result.summary()
+        extra: dict[str, Any] = {
+            k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")
+        }
+        if result.outcome == "skipped":
+            extra["reason"] = "already published; a forced rebuild redoes it"
+        return job.finish(result.outcome, **extra)
+
+
+@dataclass(frozen=True, slots=True)
+class _RangeJobs:
+    """A build's ranges as arq jobs, for every worker of the pool to take."""
+
+    ctx: dict[str, Any]
+
+    @contextlib.asynccontextmanager
+    async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
+        try:
+            queued = await enqueue_ranges(redis_of(self.ctx), month, archive_id, ranges)
+        except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
+            log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
+        else:
+            log.info("export_ranges_enqueued", archive_id=archive_id, ranges=queued)
+        # Jobs still queued when the build ends find nothing to claim and end as "skipped".
+        yield
+
+
+async def export_range(
+    ctx: dict[str, Any], month: str, archive_id: int, seq: int
+) -> dict[str, Any]:
+    """Export range ``seq`` of the build ``archive_id`` of ``month`` when it is still to do
+    (queued, failed with tries left, or held by a worker whose heartbeat stopped); ``skipped``
+    otherwise. A failure is recorded on the range, where the build's coordinator sees it and
+    tries again (here or elsewhere); the job itself never retries."""
+    job_id = str(ctx.get("job_id", ""))
+    started = time.monotonic()
+    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        pool = pool_of(ctx)
+        async with range_gate_of(ctx):
+            async with pool.acquire() as conn:
+                claim = await range_store.claim_range(
+                    conn,
+                    archive_id,
+                    seq,
+                    worker=worker_of(ctx),
+                    max_attempts=range_run.MAX_ATTEMPTS,
+                    stale_seconds=range_run.STALE_SECONDS,
+                )
+            if claim is not None:
+                table = settings_of(ctx).games_table
+                outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
+                return outcome.summary()
+        summary: dict[str, Any] = {
+            "month": month,
+            "archive_id": archive_id,
+            "range": seq,
+            "outcome": "skipped",
+            "reason": "done, taken by another worker, or its build ended",
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        log.info("export_range", **summary)
+        return summary
+
+
+def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
+    """The month, when it may be exported now; otherwise a permanent failure."""
+    try:
+        target = Month.parse(month)
+        first = settings_of(ctx).export_first_month
+        refusal = export_refusal(target, first=first, now=clock_of(ctx)())
+        if refusal is not None:
+            raise InvalidMonth(refusal)
+    except InvalidMonth as exc:
+        job.finish("failed", "error", error=str(exc), failure="permanent")
+        raise
+    return target
+
+
+async def _export_within_limit(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, range_candidates: int | None
+) -> month_export.ExportResult:
+    """Count the month's candidates, set the time limit from them, and run the export while
+    operators can see the job as running."""
+    settings, pool = settings_of(ctx), pool_of(ctx)
+    candidates = await month_export.count_month(pool, table=settings.games_table, month=target)
+    limit = month_export.TimeLimit(export_timeout(candidates), candidates)
+    job.fields |= {"candidates": candidates, "timeout_s": limit.seconds}
+    job_id, attempt = job.fields["job_id"], job.fields["attempt"]
+    await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
+    try:
+        return await month_export.export_month(
+            pool,
+            table=settings.games_table,
+            month=target,
+            force=force,
+            time_limit=limit,
+            ranges=RangeOptions(
+                source_pool=source_pool_of(ctx),
+                spreads=(
+                    _RangeJobs(ctx),
+                    LocalProcesses(
+                        dsn=settings.database_url,
+                        source_dsn=settings.source_url,
+                        table=settings.games_table,
+                        processes=settings.export_processes,
+                    ),
+                ),
+                range_candidates=range_candidates or RANGE_CANDIDATES,
+                worker=worker_of(ctx),
+                gate=range_gate_of(ctx),
+            ),
+        )
+    finally:
+        await _clear_running(ctx, job_id)
+
+
+async def _locked(
+    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, exc: ExportLocked
+) -> dict[str, Any]:
+    """Another process holds the month's lock: a normal job leaves the month to it; a forced
+    rebuild must not be dropped, so it waits for the other build to end."""
+    if not force:
+        return job.finish("skipped", reason="another process holds the month's export lock")
+    attempt = job.fields["attempt"]
+    if may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", reason="month locked by another export", retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    error = f"ExportLocked: the month stayed locked by another export for {attempt} tries"
+    await month_export.record_month_failure(pool_of(ctx), target, error)
+    job.finish("failed", "error", error=error, failure="permanent")
+    raise ExportFailed(f"{target}: rebuild not done: {error}") from exc
+
+
+def _retry_or_fail(job: _JobLog, exc: Exception) -> None:
+    """Raise ``Retry`` for a transient failure with tries left; otherwise log the failure and
+    return, so that the caller re-raises it for arq to keep as the job's result."""
+    error = f"{type(exc).__name__}: {exc}"
+    kind = classify_failure(exc)
+    attempt = job.fields["attempt"]
+    if kind == "transient" and may_retry(attempt):
+        delay = retry_delay(attempt)
+        job.finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
+        raise Retry(defer=delay) from exc
+    job.finish("failed", "error", error=error, failure=kind)
+
+
+async def _mark_running(
+    ctx: dict[str, Any], job_id: str, attempt: int, candidates: int, limit: float
+) -> None:
+    now = utc_now()
+    info = RunningInfo(
+        job_id=job_id,
+        worker=worker_of(ctx),
+        started_at=now,
+        deadline=now + timedelta(seconds=limit),
+        candidates=candidates,
+        attempt=attempt,
+    )
+    await mark_running(redis_of(ctx), info)
+
+
+async def _clear_running(ctx: dict[str, Any], job_id: str) -> None:
+    try:
+        await clear_running(redis_of(ctx), job_id)
+    except REDIS_ERRORS as exc:  # it expires by itself; never hide the export's own outcome
+        log.warning("running_record_not_cleared", error=str(exc))

@@ -1,0 +1,259 @@
+"""The worker process: arq's ``Worker`` built from our ``Settings``.
+
+- functions: ``export_month`` (a month's build and its coordinator; arq timeout = the export
+  ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
+  operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
+- cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
+  set, ``scrub_mirror`` every Sunday at 03:30 UTC and ``check_mirror`` every
+  ``MIRROR_CHECK_SECONDS``;
+- JSON job serialisation (``gomoku_archive.queue.connection``), a health-check record every 30 s;
+- SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
+  (the export drops its unfinished row) and stay queued for the next worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from arq.cron import cron
+from arq.worker import Worker, func
+
+from gomoku_archive.db.pool import create_pool
+from gomoku_archive.export.range_run import claimer_name
+from gomoku_archive.jobs.codec import deserialize, serialize
+from gomoku_archive.jobs.ids import (
+    CHECK_CRON_NAME,
+    EXPORT_FUNCTION,
+    MIRROR_FUNCTION,
+    PLANNER_CRON_NAME,
+    RANGE_FUNCTION,
+    SCRUB_CRON_NAME,
+)
+from gomoku_archive.logs import get_logger
+from gomoku_archive.queue.connection import QUEUE_NAME, redis_settings
+from gomoku_archive.queue.worker_keys import retire_worker
+from gomoku_archive.settings import Settings
+from gomoku_archive.storage.mirror import ArchiveMirror
+from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.worker import context
+from gomoku_archive.worker.context import Clock, utc_now
+from gomoku_archive.worker.export_jobs import export_month, export_range
+from gomoku_archive.worker.mirror_jobs import (
+    MIRROR_TIMEOUT_SECONDS,
+    SCRUB_TIMEOUT_SECONDS,
+    check_mirror,
+    mirror_archive,
+    scrub_mirror,
+)
+from gomoku_archive.worker.planner import plan_months
+from gomoku_archive.worker.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
+from gomoku_archive.worker.timeouts import EXPORT_CEILING_SECONDS
+from gomoku_archive.worker.watchdog import Watchdog
+
+log = get_logger(__name__)
+
+PLANNER_HOURS_UTC = {0, 6, 12, 18}
+SCRUB_WEEKDAY: Literal["sun"] = "sun"
+SCRUB_HOUR_UTC, SCRUB_MINUTE = 3, 30
+PLANNER_TIMEOUT_SECONDS = 300
+RESULT_KEEP_SECONDS = 24 * 3600
+"""Finished export results stay visible in ``/ops/`` for a day (the planner replaces the result
+of a month that is still unpublished, so a kept failure never blocks a new try)."""
+HEALTH_CHECK_SECONDS = 30
+RANGE_TIMEOUT_SECONDS = 900
+"""arq's timeout for one range job. A range of K candidates takes seconds (under a minute even
+at the export timeout's deliberately low 2,000 games/s); one that runs 15 minutes is stuck. The
+range of a worker that died is taken over within ``range_run.STALE_SECONDS`` whatever arq does:
+the job itself only shows as running until arq gives up on it."""
+MAX_JOBS = 2
+"""Per process: an export and the planner, or two exports. Exports are CPU-bound Python, so more
+throughput comes from more worker processes, which also spreads months over machines."""
+DEFAULT_GRACE_SECONDS = 25
+"""Below Kubernetes' default 30 s termination grace period, so arq cancels cleanly first."""
+DEFAULT_STALE_AFTER_SECONDS = 30.0
+
+_WATCHDOG = "gomoku_watchdog"
+_STARTED = "gomoku_started_at"
+_STALE_AFTER = "gomoku_stale_after"
+_S3_STORE = "gomoku_s3_store"
+
+
+def check_schedule(period_seconds: int) -> tuple[set[int], set[int] | None]:
+    """arq cron's ``second`` and ``minute`` (None: every minute) that run a job at least every
+    ``period_seconds`` (5..3600, whole minutes from 60 on). A period that does not divide the
+    hour gives a shorter gap at the hour, never a longer one."""
+    if period_seconds < 60:
+        return set(range(0, 60, period_seconds)), None
+    return {0}, set(range(0, 60, period_seconds // 60))
+
+
+def worker_name() -> str:
+    """``host:pid``: the worker's name in Redis, in its logs and on the ranges it claims."""
+    return claimer_name()
+
+
+def worker_options(
+    settings: Settings,
+    *,
+    clock: Clock = utc_now,
+    grace_seconds: int = DEFAULT_GRACE_SECONDS,
+    stale_after_seconds: float = DEFAULT_STALE_AFTER_SECONDS,
+    burst: bool = False,
+    handle_signals: bool = True,
+) -> dict[str, Any]:
+    """Keyword arguments for ``arq.worker.Worker``."""
+    ctx = context.new_context(settings, clock=clock, worker=worker_name())
+    ctx[_STARTED] = datetime.now(UTC)
+    ctx[_STALE_AFTER] = stale_after_seconds
+    cron_jobs = [
+        cron(
+            plan_months,
+            name=PLANNER_CRON_NAME,
+            hour=PLANNER_HOURS_UTC,
+            minute=0,
+            second=0,
+            run_at_startup=True,
+            timeout=PLANNER_TIMEOUT_SECONDS,
+            max_tries=1,
+        )
+    ]
+    if settings.mirror_enabled:
+        cron_jobs.append(
+            cron(
+                scrub_mirror,
+                name=SCRUB_CRON_NAME,
+                weekday=SCRUB_WEEKDAY,
+                hour=SCRUB_HOUR_UTC,
+                minute=SCRUB_MINUTE,
+                second=0,
+                timeout=SCRUB_TIMEOUT_SECONDS,
+                max_tries=1,
+            )
+        )
+        seconds, minutes = check_schedule(settings.mirror_check_seconds)
+        cron_jobs.append(
+            cron(
+                check_mirror,
+                name=CHECK_CRON_NAME,
+                second=seconds,
+                minute=minutes,
+                timeout=max(settings.mirror_check_seconds, 60),
+                max_tries=1,
+            )
+        )
+    return {
+        "functions": [
+            func(
+                export_month,
+                name=EXPORT_FUNCTION,
+                timeout=EXPORT_CEILING_SECONDS,
+                max_tries=MAX_TRIES,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
+            func(
+                export_range,
+                name=RANGE_FUNCTION,
+                timeout=RANGE_TIMEOUT_SECONDS,
+                max_tries=1,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
+            # Registered with or without S3: a job queued by a process that has a bucket must
+            # not fail as "function not found" here (it answers "skipped" instead).
+            func(
+                mirror_archive,
+                name=MIRROR_FUNCTION,
+                timeout=MIRROR_TIMEOUT_SECONDS,
+                max_tries=MIRROR_MAX_TRIES,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
+        ],
+        "cron_jobs": cron_jobs,
+        "queue_name": QUEUE_NAME,
+        "redis_settings": redis_settings(settings.redis_url, retries=5),
+        "job_serializer": serialize,
+        "job_deserializer": deserialize,
+        "on_startup": _startup,
+        "on_shutdown": _shutdown,
+        "ctx": ctx,
+        "timezone": UTC,
+        "max_jobs": MAX_JOBS,
+        "keep_result": RESULT_KEEP_SECONDS,
+        "health_check_interval": HEALTH_CHECK_SECONDS,
+        "handle_signals": handle_signals,
+        "job_completion_wait": grace_seconds,
+        "burst": burst,
+    }
+
+
+async def _startup(ctx: dict[str, Any]) -> None:
+    settings = context.settings_of(ctx)
+    # Two connections per running export (the lock holder, which also writes, and the snapshot
+    # reader), plus the planner's and the watchdog's.
+    ctx[context.POOL] = await create_pool(
+        settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2
+    )
+    if settings.source_url != settings.database_url:
+        # One reader per running range; the archive's pool keeps the writes and claims.
+        ctx[context.SOURCE_POOL] = await create_pool(
+            settings.source_url, min_size=1, max_size=MAX_JOBS + 1
+        )
+    if settings.mirror_enabled:
+        store = S3Store(settings)
+        ctx[_S3_STORE] = store
+        ctx[context.MIRROR] = ArchiveMirror(ctx[context.POOL], store)
+    stale_after = float(ctx.get(_STALE_AFTER, DEFAULT_STALE_AFTER_SECONDS))
+    watchdog = Watchdog(
+        client=context.redis_of(ctx),
+        pool=context.pool_of(ctx),
+        worker=context.worker_of(ctx),
+        started_at=ctx[_STARTED],
+        stale_after_seconds=stale_after,
+        interval_seconds=min(10.0, max(stale_after / 3, 0.5)),
+    )
+    ctx[_WATCHDOG] = asyncio.create_task(watchdog.run(), name="gomoku-watchdog")
+    log.info("worker_started", worker=context.worker_of(ctx), stale_after_s=stale_after)
+
+
+async def _shutdown(ctx: dict[str, Any]) -> None:
+    task: asyncio.Task[None] | None = ctx.pop(_WATCHDOG, None)
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    try:
+        await retire_worker(context.redis_of(ctx), context.worker_of(ctx))
+    except Exception as exc:  # Redis gone: the key expires on its own
+        log.warning("worker_not_retired", error=str(exc))
+    ctx.pop(context.MIRROR, None)
+    store: S3Store | None = ctx.pop(_S3_STORE, None)
+    if store is not None:
+        await asyncio.to_thread(store.close)
+    for key in (context.SOURCE_POOL, context.POOL):
+        pool = ctx.pop(key, None)
+        if pool is not None:
+            await pool.close()
+    log.info("worker_stopped", worker=context.worker_of(ctx))
+
+
+async def run_worker(settings: Settings, **options: Any) -> Worker:
+    """Run a worker in the current event loop until SIGTERM/SIGINT (or, with ``burst=True``,
+    until the queue is empty); everything it opened is closed on the way out."""
+    worker = Worker(**worker_options(settings, **options))
+    try:
+        await worker.async_run()
+    except asyncio.CancelledError:
+        # arq's signal handler cancels its main task: that is how a worker is asked to stop.
+        # A cancellation of our own task is passed on.
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+    finally:
+        with warnings.catch_warnings():
+            # arq 0.28 closes its pool with redis' deprecated close(); nothing we can change.
+            warnings.filterwarnings(
+                "ignore", message="Call to deprecated close", category=DeprecationWarning
+            )
+            await worker.close()
+    return worker

@@ -1,0 +1,105 @@
+"""The S3 mirror's jobs: ``mirror_archive`` (one archive, after it is published or by the
+planner's backfill), ``scrub_mirror`` (weekly: re-read every copy, repair what changed) and
+``check_mirror`` (every ``MIRROR_CHECK_SECONDS``: HEAD every redirect target, withdraw what is
+gone or changed and queue its repair).
+Thin: the work is ``gomoku_archive.storage.mirror``; here are retries, logs and arq's outcomes.
+
+``mirror_archive`` outcomes: ``uploaded`` / ``present`` / ``skipped`` (see ``MirrorAction``);
+``retry`` when the store was away or busy (``MIRROR_MAX_TRIES`` runs); ``failed`` when the store
+refused (credentials, bucket, access) or stayed away, raised so arq keeps it as the job's result
+for ``/ops/`` and ``gomoku-archive jobs``. A failure never touches what is published.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+from arq import Retry
+
+from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.logs import get_logger
+from gomoku_archive.queue.enqueue import enqueue_mirrors
+from gomoku_archive.worker.context import mirror_of, redis_of
+from gomoku_archive.worker.retry_policy import MIRROR_MAX_TRIES, may_retry, mirror_retry_delay
+
+log = get_logger(__name__)
+
+MIRROR_TIMEOUT_SECONDS = 3 * 3600
+"""One archive's upload and read-back: hours of margin for a multi-gigabyte month on a slow
+link; a stuck call is also bounded by boto3's own connect and read timeouts."""
+SCRUB_TIMEOUT_SECONDS = 12 * 3600
+
+
+async def mirror_archive(ctx: dict[str, Any], archive_id: int) -> dict[str, Any]:
+    """Give archive ``archive_id`` a verified copy in the bucket."""
+    job_id = str(ctx.get("job_id", ""))
+    attempt = int(ctx.get("job_try", 1))
+    fields: dict[str, Any] = {"job_id": job_id, "archive_id": archive_id, "attempt": attempt}
+    started = time.monotonic()
+    with structlog.contextvars.bound_contextvars(job_id=job_id, archive_id=archive_id):
+        mirror = mirror_of(ctx)
+        if mirror is None:
+            summary = fields | {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
+            log.info("mirror_job", **summary)
+            return summary
+        try:
+            result = await mirror.mirror(archive_id)
+        except MirrorFailed as exc:
+            seconds = round(time.monotonic() - started, 3)
+            failure = "transient" if exc.transient else "permanent"
+            if exc.transient and may_retry(attempt, MIRROR_MAX_TRIES):
+                delay = mirror_retry_delay(attempt)
+                log.warning(
+                    "mirror_job",
+                    **fields,
+                    outcome="retry",
+                    error=str(exc),
+                    failure=failure,
+                    retry_in_s=delay,
+                    duration_s=seconds,
+                )
+                raise Retry(defer=delay) from exc
+            log.error(
+                "mirror_job",
+                **fields,
+                outcome="failed",
+                error=str(exc),
+                failure=failure,
+                duration_s=seconds,
+            )
+            raise
+        summary = fields | result.summary()
+        log.info("mirror_job", **summary)
+        return summary
+
+
+async def scrub_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Re-read every verified copy in the bucket; repair the ones that no longer match."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
+    started = time.monotonic()
+    report = await mirror.scrub()
+    summary = {"outcome": "scrubbed", **report.summary()}
+    summary["duration_s"] = round(time.monotonic() - started, 3)
+    level = "warning" if report.failures or report.count("repaired") else "info"
+    getattr(log, level)("mirror_scrub", **summary)
+    return summary
+
+
+async def check_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
+    """HEAD every redirect target; withdraw a copy that is gone or changed at once and queue a
+    ``mirror_archive`` to repair it (and one for each copy still waiting for its CDN read)."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
+    started = time.monotonic()
+    checked = await mirror.check_targets()
+    queued = await enqueue_mirrors(redis_of(ctx), checked.to_repair())
+    summary: dict[str, Any] = {"outcome": "checked", **checked.summary(), "repairsQueued": queued}
+    summary["duration_s"] = round(time.monotonic() - started, 3)
+    level = "warning" if checked.withdrawn or checked.failures else "info"
+    getattr(log, level)("mirror_check", **summary)
+    return summary

@@ -1,0 +1,50 @@
+"""Spotting export jobs whose worker died.
+
+A running export always holds its month's PostgreSQL advisory lock, and PostgreSQL drops that
+lock when the worker's session ends. So an export that arq still marks in progress while nobody
+holds its month's lock, and stays so for a while, belongs to a dead worker. Without help arq
+would leave such a job alone until its in-progress key expires: the export ceiling, hours.
+
+Releasing a job that was in fact alive (say it waited longer than ``after_seconds`` for a
+database connection before taking the lock) costs a duplicate run that the lock turns into a
+skip, never a second publication.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from gomoku_archive.jobs.ids import export_month_of
+
+
+@dataclass
+class StaleJobTracker:
+    """Remembers since when each running export's current run has been seen without its
+    month's lock. A run is told apart from the job's next run by its token (see
+    ``gomoku_archive.queue.worker_keys.running_exports``): a new run starts a new wait."""
+
+    after_seconds: float
+    token_tolerance: int = 100
+    _unlocked_since: dict[str, tuple[int, float]] = field(default_factory=dict)
+
+    def observe(
+        self, running: Mapping[str, int], locked_months: Collection[str], now: float
+    ) -> list[tuple[str, int]]:
+        """Feed one observation (job id → run token; ``now`` from a monotonic clock); returns
+        the (job id, run token) pairs to release."""
+        stale = []
+        seen = {}
+        for job_id, token in running.items():
+            month = export_month_of(job_id)
+            if month is None or str(month) in locked_months:
+                continue
+            known_token, since = self._unlocked_since.get(job_id, (token, now))
+            if abs(known_token - token) > self.token_tolerance:
+                since = now  # another run of the same job: watch it afresh
+            if now - since >= self.after_seconds:
+                stale.append((job_id, token))
+            else:
+                seen[job_id] = (token, since)
+        self._unlocked_since = seen
+        return sorted(stale)
