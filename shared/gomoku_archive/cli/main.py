@@ -57,6 +57,9 @@ EXTRA_OF = {
 }
 """The optional dependencies' import names and the extra that installs each: a light install
 (``pip install gomoku-party-archive``) has the downloaders' commands only."""
+EXTRA_OF_COMMAND = {"demo": "demo"}
+"""Commands whose own extra holds more than the module that was missing: the demo needs the
+``demo`` extra (its embedded servers, and ``server`` with it), whatever import failed first."""
 
 
 class MissingExtra(ArchiveError):
@@ -128,7 +131,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             if extra is None:
                 raise
             for command_name in commands[name]:
-                _register_missing(subparsers, command_name, extra)
+                _register_missing(
+                    subparsers, command_name, EXTRA_OF_COMMAND.get(command_name, extra)
+                )
         else:
             module.register(subparsers)
     return parser
@@ -147,13 +152,26 @@ def _register_missing(
     parser.set_defaults(run=refuse, any_arguments=True)
 
 
+def chosen_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The innermost parser of the command ``args`` ran (``sgf check``'s for ``sgf check``)."""
+    while True:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, actions[0].dest, None) if actions else None
+        if chosen not in (actions[0].choices if actions else {}):
+            return parser
+        parser = actions[0].choices[chosen]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(arguments[0] if arguments else None)
         args, unknown = parser.parse_known_args(arguments)
         if unknown and not getattr(args, "any_arguments", False):
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+            # The command's own usage, not the program's: `verify a b --x` is about verify.
+            chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
         run: Command = args.run
         return run(args)
     except ArchiveError as exc:

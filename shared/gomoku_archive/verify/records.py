@@ -20,6 +20,7 @@ WINNERS: dict[Result, str] = {
 }
 FIELDS = (
     "id",
+    "month",
     "start",
     "end",
     "result",
@@ -40,12 +41,15 @@ def _rating(value: str | None) -> int | None:
 
 
 def record(facts: GameFacts) -> dict[str, Any]:
-    """One game as JSON-ready data; moves as ``[x, y]`` counted from the top-left, as the
+    """One game as JSON-ready data; ``month`` is the UTC month of its finish (XET), the month
+    of the archive that holds it; moves as ``[x, y]`` counted from the top-left, as the
     profile's coordinates are (``aa`` is ``[0, 0]``, ``oa`` is ``[14, 0]``)."""
     values = facts.values
     tc = values.get("XTC")
+    finished = facts.finished
     return {
         "id": facts.gn,
+        "month": finished.astimezone(UTC).strftime("%Y-%m") if finished is not None else None,
         "start": values.get("XST"),
         "end": values.get("XET"),
         "result": WINNERS[facts.result] if facts.result is not None else None,
