@@ -96,6 +96,8 @@ environment (docs/operators/configuration.md has the details):
                       how often the worker HEADs every redirect target (default 600)
   DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
                       the API's optional local file cache of downloads
+  TOOLS_DIR           where the API finds the downloaders' wheel for /database/tools/
+                      (default: the image's, or a checkout's dist/, built if missing)
   PUBLIC_BASE_URL     the public origin written into lists, feed and torrents
                       (https://host; unset: each request's own)
   TRUSTED_PROXIES     proxies' addresses or CIDR networks whose X-Forwarded-Proto and

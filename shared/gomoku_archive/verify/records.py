@@ -30,6 +30,9 @@ FIELDS = (
     "timeControl",
     "moves",
 )
+FILTER_OPTIONS = ("--result", "--termination", "--min-moves", "--since", "--until")
+"""``games``' filters, in the order the page and the docs list them (a test holds the parser,
+the page and docs/downloaders.md to this list)."""
 _RATING = re.compile(r"(-?[0-9]+) Elo")
 _WHOLE = re.compile(r"[0-9]+")
 """ASCII digits only: str.isdigit() also takes superscripts and other scripts' digits."""
