@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,13 +82,27 @@ def find_wheel(settings: Settings) -> Path | None:
     return None
 
 
+def source_changed_after(root: Path, instant: float) -> bool:
+    """Whether a file the wheel is built from (the three roots, pyproject.toml, README.md) is
+    newer than ``instant``: a wheel built before an edit would install yesterday's code."""
+    files = [root / "pyproject.toml", root / "README.md"]
+    for top in ("shared", "services", "workers"):
+        files.extend(p for p in (root / top).rglob("*") if "__pycache__" not in p.parts)
+    return any(p.is_file() and p.stat().st_mtime > instant for p in files)
+
+
 def ensure_wheel(settings: Settings) -> Path | None:
-    """The wheel, built into the checkout's ``dist/`` (or ``TOOLS_DIR``) when it is missing and
-    the service runs from a checkout; None (logged) when there is none to serve."""
+    """The wheel to serve. From a checkout, the wheel in its ``dist/`` (or ``TOOLS_DIR``) is
+    built when it is missing or older than the source; None (logged) when there is none."""
     found = find_wheel(settings)
-    if found is not None:
+    checkout = is_checkout(CHECKOUT)
+    if found is not None and not (
+        checkout
+        and found.parent == (settings.tools_dir or CHECKOUT / "dist")
+        and source_changed_after(CHECKOUT, found.stat().st_mtime)
+    ):
         return found
-    if not is_checkout(CHECKOUT):
+    if not checkout:
         log.warning("tools_wheel_missing", looked_in=[str(d) for d in candidate_dirs(settings)])
         return None
     out = settings.tools_dir or CHECKOUT / "dist"
@@ -95,19 +111,25 @@ def ensure_wheel(settings: Settings) -> Path | None:
     isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
     command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", *isolation]
     try:
-        done = subprocess.run(  # noqa: S603 (our interpreter, our source tree)
-            [*command, "--wheel-dir", str(out), str(CHECKOUT)],
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_SECONDS,
-            check=False,
-        )
+        out.mkdir(parents=True, exist_ok=True)
+        # Built beside, then renamed: another process starting at the same time (tests, a
+        # second demo) reads a whole wheel, the old one or the new one.
+        with tempfile.TemporaryDirectory(dir=out, prefix=".build-") as scratch:
+            done = subprocess.run(  # noqa: S603 (our interpreter, our source tree)
+                [*command, "--wheel-dir", scratch, str(CHECKOUT)],
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT_SECONDS,
+                check=False,
+            )
+            fresh = Path(scratch) / wheel_name()
+            if done.returncode != 0 or not fresh.is_file():
+                log.warning("tools_wheel_build_failed", error=done.stderr[-2000:])
+                return found
+            os.replace(fresh, out / wheel_name())
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("tools_wheel_build_failed", error=str(exc))
-        return None
+        return found
     built = out / wheel_name()
-    if done.returncode != 0 or not built.is_file():
-        log.warning("tools_wheel_build_failed", error=done.stderr[-2000:])
-        return None
     log.info("tools_wheel_built", path=str(built))
     return built
