@@ -80,10 +80,12 @@ async def test_the_newest_months_and_the_header_links_are_in_the_first_screen(
             "/api/v1/database/feed.atom",
             "/database/profile",
         }
-        tool = await page.inner_text("#get-the-tool")
-        assert "pip install gomoku-party-archive" in tool
-        assert "gomoku-archive verify" in tool and "gomoku-archive games" in tool
-        bulk = await page.inner_text("#bulk ~ pre")
+        # The monthly loop leads: the tool from this server (or the index), then sync.
+        install, sync = (await page.inner_text("#sync")).splitlines()
+        assert install.startswith("pip install ") and install.endswith(".whl")
+        assert sync.startswith("gomoku-archive sync gomoku-party --base-url http://127.0.0.1:")
+        assert "gomoku-archive verify" in await page.inner_text("main")
+        bulk = await page.inner_text("#wget")
         assert bulk.startswith("wget -N -i ")
         assert "aria2c --conditional-get=true --allow-overwrite=true -i list.txt" in (
             await page.inner_text("main")
@@ -104,6 +106,8 @@ PAGES = [
     "/database/",
     "/database/profile",
     "/database/2026/",
+    "/database/files/",
+    "/database/tools/",
     "/no/such/page",
     "/ops/",
     "/ops/ signed in",
