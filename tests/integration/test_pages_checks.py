@@ -19,6 +19,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.app import create_app
+from gomoku_archive.web.tools_wheel import ensure_wheel
 from tests.integration.api_support import ARTIFACTS, publish_demo_month
 from tests.integration.browser_checks import axe_violations, lighthouse, performance
 
@@ -44,6 +45,8 @@ async def publish(pool: Pool, count: int) -> list[str]:
 @pytest.fixture
 async def server(settings: Settings, pool: Pool) -> AsyncIterator[TestServer]:
     await publish(pool, 3)
+    # The wheel /database/tools/ serves, as `serve` builds it in a checkout (the page names it).
+    await asyncio.to_thread(ensure_wheel, settings)
     server = TestServer(create_app(settings, pool=pool))
     await server.start_server()
     try:

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import json
+import os
+import re
 import resource
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +26,9 @@ import pytest
 
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.keys import TOOLS
+from gomoku_archive.web.tools_wheel import ToolsWheel, ensure_wheel, find_wheel
 from tests.integration.api_support import (
     Client,
     app_of,
@@ -260,3 +268,31 @@ async def test_a_full_disk_is_one_line_and_the_next_run_finishes(
     )
     assert code == 0, out_again
     assert (folder / str(row.file_name)).stat().st_size == 400_000
+
+
+async def test_the_pages_pipx_line_runs_the_tool_from_this_server(
+    api: Client, tmp_path: Path
+) -> None:
+    """``pipx run --spec <this host>/database/tools/<wheel> gomoku-archive ...``, as the page
+    prints it, in a pipx home of the test's own."""
+    assert shutil.which("pipx"), "pipx is missing: deploy/lib/bootstrap.sh installs it"
+    await asyncio.to_thread(ensure_wheel, Settings())
+    app = app_of(api)
+    app[TOOLS].wheel = ToolsWheel.read(find_wheel(Settings()) or Path("missing"))
+    page = await (await api.get("/database/")).text()
+    found = re.search(
+        r"<code[^>]*>(pipx run --spec \S+ gomoku-archive sync gomoku-party[^<]*)<", page
+    )
+    assert found is not None
+    line = html.unescape(found.group(1))
+    assert f"{base_of(api)}/database/tools/gomoku_party_archive-" in line
+    env = {**os.environ, "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin")}
+    env.pop("PYTHONPATH", None)
+    proc = await asyncio.create_subprocess_exec(
+        *shlex.split(line), cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert out.decode().splitlines()[-1].startswith("3 months: 2 new, 1 no games; ")
+    assert len(archives(tmp_path / "gomoku-party")) == 2
