@@ -296,3 +296,33 @@ async def test_the_pages_pipx_line_runs_the_tool_from_this_server(
     assert proc.returncode == 0, err.decode()[-2000:]
     assert out.decode().splitlines()[-1].startswith("3 months: 2 new, 1 no games; ")
     assert len(archives(tmp_path / "gomoku-party")) == 2
+
+
+async def test_ctrl_c_stops_at_once_and_the_next_run_finishes(
+    api: Client, pool: Pool, tmp_path: Path
+) -> None:
+    row = await publish_bytes(pool, "2026-11", random_bytes(2_000_000, seed=5))
+    await refresh(api)
+    folder = tmp_path / "archive"
+    assert api.server is not None and api.server.port is not None
+    part = folder / f"{row.file_name}.part"
+    async with slow_proxy(api.server.port, rate=500_000) as proxy:
+        proc = await asyncio.create_subprocess_exec(
+            *program(), "sync", str(folder), "--base-url", proxy.base, "--from", "2026-11",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        for _ in range(400):
+            if part.exists() and part.stat().st_size >= 200_000:
+                break
+            await asyncio.sleep(0.025)
+        proc.send_signal(signal.SIGINT)
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=10)
+    assert proc.returncode == 130, out + err
+    assert err.decode().splitlines()[-1] == "gomoku-archive: interrupted"
+    assert 200_000 <= part.stat().st_size < 2_000_000
+    assert not (folder / str(row.file_name)).exists()
+    code, out_again, _ = await gomoku_archive(
+        "sync", folder, "--base-url", base_of(api), "--from", "2026-11"
+    )
+    assert code == 0, out_again
+    assert hashlib.sha256((folder / str(row.file_name)).read_bytes()).hexdigest() == row.sha256
