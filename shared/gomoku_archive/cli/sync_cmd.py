@@ -127,6 +127,8 @@ class Outcome:
     games: int | None = None
     moved: list[str] = field(default_factory=list)
     error: str | None = None
+    disk_full: bool = False
+    """The folder took no more bytes: every other download would fail the same way."""
 
     def line(self, *, prune: bool) -> str:
         month, status = self.plan.month, self.plan.status
@@ -222,18 +224,16 @@ def _run(
                 outcome = _wait(future)
                 outcomes.append(outcome)
                 print(outcome.line(prune=args.prune), flush=True)
-                if outcome.error is not None and outcome.error.startswith("no space left"):
-                    stop.set()  # every other download would fail the same way
+                if outcome.disk_full:
+                    stop.set()
         except BaseException:
             stop.set()
             for future in futures:
                 future.cancel()
             raise
-    disk_full = next(
-        (o.error for o in outcomes if o.error and o.error.startswith("no space")), None
-    )
-    if disk_full is not None:
-        raise DiskFull(disk_full)
+    full = next((o for o in outcomes if o.disk_full), None)
+    if full is not None and full.error is not None:
+        raise DiskFull(full.error)
     return outcomes
 
 
@@ -295,13 +295,13 @@ def _sync_month(
     except Stopped:
         outcome.error = "stopped (the partial download is kept; the next run resumes it)"
     except DiskFull as exc:
-        outcome.error = str(exc)
+        outcome.error, outcome.disk_full = str(exc), True
     except DownloadFailed as exc:
         outcome.error = str(exc)
     except OSError as exc:  # the folder's own I/O: a rename, a checksum file, verify's read
         outcome.error = f"{exc.filename or folder}: {exc.strerror or exc}"
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            outcome.error = f"no space left in {folder} ({exc.strerror})"
+            outcome.error, outcome.disk_full = f"no space left in {folder} ({exc.strerror})", True
     except ArchiveError as exc:
         outcome.error = str(exc)
     return outcome
