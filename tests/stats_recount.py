@@ -50,6 +50,7 @@ def recount(lines: Iterable[str]) -> dict[str, Any]:
         "length": {
             "min": min(lengths, default=None),
             "median": rank(lengths, 50),
+            "mean": round(sum(lengths) / len(lengths), 1) if lengths else None,
             "p90": rank(lengths, 90),
             "max": max(lengths, default=None),
             "histogram": [

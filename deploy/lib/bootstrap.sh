@@ -96,6 +96,8 @@ ensure_tools() {
     command -v curl >/dev/null || apt_install curl
     command -v wget >/dev/null || apt_install wget  # tests fetch list.txt as `wget -i` does
     command -v aria2c >/dev/null || apt_install aria2  # and re-run the page's aria2c command
+    command -v rclone >/dev/null || apt_install rclone  # and mirror /database/files/ with it
+    command -v pipx >/dev/null || apt_install pipx  # and run the tool as the page's pipx line does
     command -v wrk >/dev/null || apt_install wrk
     [ -x /usr/sbin/nginx ] || apt_install nginx
 }

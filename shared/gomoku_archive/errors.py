@@ -75,3 +75,14 @@ class MirrorFailed(ArchiveError):
     def __init__(self, message: str, *, transient: bool) -> None:
         super().__init__(message)
         self.transient = transient
+
+
+class ServiceUnreachable(ArchiveError):
+    """The archive service (``sync --base-url``) cannot be reached or does not answer."""
+
+    exit_code = 3
+
+
+class DownloadFailed(ArchiveError):
+    """A file could not be downloaded whole, or its bytes are not the ones the manifest lists
+    (kept aside, never under its name)."""

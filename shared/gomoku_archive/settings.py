@@ -117,6 +117,10 @@ class Settings:
     sendfile (archives are immutable and content-addressed); off when unset."""
     download_cache_bytes: int = DEFAULT_DOWNLOAD_CACHE_BYTES
     """The cache's bound: least recently served files go first."""
+    tools_dir: Path | None = None
+    """Where the API finds the downloaders' wheel it serves under ``/database/tools/``; unset:
+    ``<prefix>/share/gomoku-archive/tools`` (the image), else a checkout's ``dist/``, where
+    ``serve`` builds it when it is missing."""
     public_base_url: str | None = None
     """The public origin (``https://gomokuparty.com``) of the absolute addresses written for
     people and tools outside the API (lists, feed, torrents, page examples), without a trailing
@@ -207,10 +211,14 @@ class Settings:
             self.download_cache_bytes >= 1,
             "DOWNLOAD_CACHE_BYTES must be a positive size like 4GiB",
         )
-        check(
-            self.download_cache_dir is None or self.download_cache_dir.is_absolute(),
-            f"DOWNLOAD_CACHE_DIR must be an absolute path, got {str(self.download_cache_dir)!r}",
-        )
+        for name, path in (
+            ("DOWNLOAD_CACHE_DIR", self.download_cache_dir),
+            ("TOOLS_DIR", self.tools_dir),
+        ):
+            check(
+                path is None or path.is_absolute(),
+                f"{name} must be an absolute path, got {str(path)!r}",
+            )
         check(
             S3_MIN_PRESIGN_SECONDS <= self.s3_presign_seconds <= S3_MAX_PRESIGN_SECONDS,
             f"S3_PRESIGN_SECONDS must be from {S3_MIN_PRESIGN_SECONDS} to "
@@ -331,6 +339,7 @@ class Settings:
         parse("S3_PART_SIZE", "s3_part_size", parse_size)
         parse("DOWNLOAD_CACHE_DIR", "download_cache_dir", Path)
         parse("DOWNLOAD_CACHE_BYTES", "download_cache_bytes", parse_size)
+        parse("TOOLS_DIR", "tools_dir", Path)
         parse("PUBLIC_BASE_URL", "public_base_url", lambda text: text.rstrip("/"))
         parse("TRUSTED_PROXIES", "trusted_proxies", parse_networks)
         parse("LOG_LEVEL", "log_level", str.upper)

@@ -149,3 +149,15 @@ def test_dockerignore_keeps_the_build_context_to_the_sources() -> None:
         for part in args.split()[:-1]
     }
     assert copied <= {path.rstrip("/") for path in allowed}
+
+
+def test_the_image_carries_the_tools_wheel_where_the_api_looks() -> None:
+    """The light wheel is built from the same source in the build stage, into the virtualenv
+    the runtime stage copies, at the path ``tools_wheel.SHARE_DIR`` names for that prefix."""
+    from gomoku_archive.web.tools_wheel import SHARE_DIR
+
+    runs = [args for keyword, args in instructions() if keyword == "RUN" and "pip wheel" in args]
+    assert len(runs) == 1
+    folder = "/opt/venv/" + SHARE_DIR.relative_to(SHARE_DIR.parents[2]).as_posix()
+    assert f"--wheel-dir {folder} ." in runs[0]
+    assert "--no-deps" in runs[0]

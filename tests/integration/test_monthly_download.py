@@ -37,7 +37,7 @@ def files(folder: Path) -> list[str]:
 
 async def test_the_pages_commands_are_safe_to_run_again(api: Client, tmp_path: Path) -> None:
     page = await (await api.get("/database/")).text()
-    block = re.search(r'<h2 id="bulk">.*?<pre>(.*?)</pre>', page, re.S)
+    block = re.search(r'<pre id="wget">(.*?)</pre>', page, re.S)
     assert block is not None
     commands = [line.split() for line in block.group(1).splitlines()]
     assert [c[:2] for c in commands] == [["wget", "-N"], ["wget", "-N"], ["sha256sum", "-c"]]
@@ -59,7 +59,7 @@ async def test_aria2c_with_conditional_get_fetches_nothing_twice(
     assert shutil.which("aria2c"), "aria2c is missing: deploy/test.sh installs Debian's aria2"
     # The page's command, as printed (with the page's origin).
     page = (await (await api.get("/database/")).text()).replace("&amp;", "&")
-    found = re.search(r"<code>(curl -sO \S+ && aria2c [^<]+)</code>", page)
+    found = re.search(r"<code[^>]*>(curl -sO \S+ && aria2c [^<]+)</code>", page)
     assert found is not None
     for _ in (1, 2):
         code, out = await run("bash", "-c", found.group(1) + " -q", cwd=tmp_path)
@@ -88,7 +88,8 @@ async def test_wget_mirrors_the_database_page_and_a_second_run_fetches_no_page(
         "robots.txt",
     ):
         assert expected in mirrored, (expected, mirrored)
-    assert sum(1 for f in mirrored if f.endswith(".sgf.gz")) == 2
+    # Each file once under the API's address, once under /database/files/ (the mirrors' index).
+    assert len({f.rsplit("/", 1)[1] for f in mirrored if f.endswith(".sgf.gz")}) == 2
     assert not any(f.startswith("ops") for f in mirrored)
     code, out = await run("wget", "--mirror", "-nv", "-nH", url, cwd=tmp_path)
     assert code == 0, out
@@ -136,3 +137,57 @@ async def test_robots_and_favicon(api: Client) -> None:
     assert (reserved, kind, count) == (0, 1, 1)
     size, offset = struct.unpack("<II", body[14:22])
     assert body[offset : offset + 8] == b"\x89PNG\r\n\x1a\n" and offset + size == len(body)
+
+
+async def current_files(api: Client) -> list[str]:
+    document = await (await api.get(BASE + "manifest.json")).json()
+    names = [m["file"] for m in document["months"] if m["file"]]
+    return sorted([*names, *(f"{name}.sha256" for name in names)])
+
+
+async def test_rclone_copies_every_current_file_then_nothing(api: Client, tmp_path: Path) -> None:
+    """An rclone ``http`` remote on /database/files/ (the index of relative links): every
+    current file and its checksum file; the second copy transfers nothing."""
+    assert shutil.which("rclone"), "rclone is missing: deploy/lib/bootstrap.sh installs it"
+    url = str(api.make_url("/database/files/"))
+    target = tmp_path / "mirror"
+    argv = ["rclone", "copy", ":http:", str(target), "--http-url", url, "--config", "/dev/null"]
+    code, out = await run(*argv, "-v", cwd=tmp_path)
+    assert code == 0, out
+    assert files(target) == await current_files(api)
+    assert out.count(": Copied (new)") == len(files(target))
+    code, out = await run(*argv, "-v", cwd=tmp_path)
+    assert code == 0, out
+    assert "Copied" not in out, out
+    assert files(target) == await current_files(api)
+
+
+async def test_wget_mirror_no_parent_of_the_page_gets_every_file(
+    api: Client, tmp_path: Path
+) -> None:
+    """``wget --mirror --no-parent`` of /database/ stays below it and still gets every current
+    file (through /database/files/); a second run fetches nothing."""
+    url = str(api.make_url("/database/"))
+    argv = ["wget", "--mirror", "--no-parent", "-nv", "-nH", url]
+    code, out = await run(*argv, cwd=tmp_path)
+    assert code == 0, out
+    mirrored = files(tmp_path)
+    # robots.txt is wget's own fetch, whatever --no-parent says.
+    assert [f for f in mirrored if not f.startswith("database/")] == ["robots.txt"], mirrored
+    got = sorted(f.removeprefix("database/files/") for f in mirrored if "/files/" in f)
+    assert [f for f in got if f != "index.html"] == await current_files(api)
+    code, out = await run(*argv, cwd=tmp_path)
+    assert code == 0, out
+    assert [line for line in out.splitlines() if " -> " in line] == [], out
+
+
+async def test_the_manifest_and_the_openapi_document_have_validators(api: Client) -> None:
+    """A mirror that keeps dates (wget -N, rclone) or tags skips them when unchanged."""
+    for path in (BASE + "manifest.json", "/api/v1/database", "/api/v1/openapi.json"):
+        response = await api.get(path)
+        assert response.status == 200, path
+        assert response.headers["Cache-Control"].startswith("public, max-age="), path
+        since = response.headers["Last-Modified"]
+        assert (await api.get(path, headers={"If-Modified-Since": since})).status == 304, path
+        tag = response.headers["ETag"]
+        assert (await api.get(path, headers={"If-None-Match": tag})).status == 304, path

@@ -87,10 +87,11 @@ LAYOUT = """() => {
   }
   const scrolling = [...document.querySelectorAll('.wrap')]
     .filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.firstElementChild.id);
+  const width = document.documentElement.clientWidth;  // the layout viewport, not innerWidth
   const cut = [...document.querySelectorAll('table th, table td')]
-    .filter(c => c.offsetParent !== null && c.getBoundingClientRect().right > innerWidth + 0.5)
+    .filter(c => c.offsetParent !== null && c.getBoundingClientRect().right > width + 0.5)
     .map(c => c.textContent.trim().slice(0, 40));
-  return {page: document.documentElement.scrollWidth, viewport: innerWidth, cramped, scrolling,
+  return {page: document.documentElement.scrollWidth, viewport: width, cramped, scrolling,
     cut};
 }"""
 """Text in the tables squeezed below 8 characters a line, tables that scroll sideways, cells

@@ -23,6 +23,19 @@ from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month,
 pytestmark = pytest.mark.browser
 
 PHONE: ViewportSize = {"width": 390, "height": 844}
+PHONES: list[ViewportSize] = [
+    {"width": 320, "height": 640},
+    {"width": 360, "height": 740},
+    PHONE,
+]
+"""The narrowest phones still sold, a common Android width, and an iPhone's."""
+LAYOUT = """() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,
+  [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+    .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ': '
+      + (e.textContent || '').trim().slice(0, 60))]"""
+"""The page's width against the layout viewport's (``clientWidth``: on a phone, with
+``is_mobile``, ``innerWidth`` grows to the content and hides the overflow), and what sticks out."""
 DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 
 
@@ -144,7 +157,8 @@ async def test_the_page_works_without_javascript_and_on_a_phone(
         await page.goto(str(api.make_url("/database/")))
         page_width, table_width, viewport = await page.evaluate(
             "() => [document.documentElement.scrollWidth,"
-            " document.querySelector('#archives').scrollWidth, window.innerWidth]"
+            " document.querySelector('#archives').scrollWidth,"
+            " document.documentElement.clientWidth]"
         )
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         await page.locator("#archives").screenshot(path=str(ARTIFACTS / "archives-phone.png"))
@@ -184,10 +198,29 @@ async def test_the_profile_page_documents_everything(api: Client, browser: Brows
         await context.close()
 
 
-OVERFLOW = """() => [document.documentElement.scrollWidth, window.innerWidth,
+OVERFLOW = """() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,
   [...document.querySelectorAll('.table-wrap')]
     .filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.firstElementChild.id)]"""
-"""The page's width, the viewport's, and the tables that would scroll sideways."""
+"""The page's width, the layout viewport's, and the tables that would scroll sideways."""
+
+
+@pytest.mark.parametrize("viewport", PHONES, ids=lambda v: f"{v['width']}px")
+@pytest.mark.parametrize(
+    "path", ["/database/", "/database/2026/", "/database/files/", "/database/tools/"]
+)
+async def test_a_phone_never_scrolls_sideways(
+    api: Client, browser: Browser, viewport: ViewportSize, path: str
+) -> None:
+    context = await browser.new_context(viewport=viewport, is_mobile=True, device_scale_factor=2)
+    try:
+        page = await context.new_page()
+        response = await page.goto(str(api.make_url(path)))
+        assert response is not None and response.status == 200
+        page_width, layout_width, sticking_out = await page.evaluate(LAYOUT)
+        assert layout_width == viewport["width"]
+        assert page_width <= layout_width, sticking_out
+    finally:
+        await context.close()
 
 
 @pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "1280"), (PHONE, "390")])

@@ -19,6 +19,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.app import create_app
+from gomoku_archive.web.tools_wheel import ensure_wheel
 from tests.integration.api_support import ARTIFACTS, publish_demo_month
 from tests.integration.browser_checks import axe_violations, lighthouse, performance
 
@@ -44,6 +45,8 @@ async def publish(pool: Pool, count: int) -> list[str]:
 @pytest.fixture
 async def server(settings: Settings, pool: Pool) -> AsyncIterator[TestServer]:
     await publish(pool, 3)
+    # The wheel /database/tools/ serves, as `serve` builds it in a checkout (the page names it).
+    await asyncio.to_thread(ensure_wheel, settings)
     server = TestServer(create_app(settings, pool=pool))
     await server.start_server()
     try:
@@ -80,10 +83,12 @@ async def test_the_newest_months_and_the_header_links_are_in_the_first_screen(
             "/api/v1/database/feed.atom",
             "/database/profile",
         }
-        tool = await page.inner_text("#get-the-tool")
-        assert "pip install gomoku-party-archive" in tool
-        assert "gomoku-archive verify" in tool and "gomoku-archive games" in tool
-        bulk = await page.inner_text("#bulk ~ pre")
+        # The monthly loop leads: the tool from this server (or the index), then sync.
+        install, sync = (await page.inner_text("#sync")).splitlines()
+        assert install.startswith("pip install ") and install.endswith(".whl")
+        assert sync.startswith("gomoku-archive sync gomoku-party --base-url http://127.0.0.1:")
+        assert "gomoku-archive verify" in await page.inner_text("main")
+        bulk = await page.inner_text("#wget")
         assert bulk.startswith("wget -N -i ")
         assert "aria2c --conditional-get=true --allow-overwrite=true -i list.txt" in (
             await page.inner_text("main")
@@ -104,6 +109,8 @@ PAGES = [
     "/database/",
     "/database/profile",
     "/database/2026/",
+    "/database/files/",
+    "/database/tools/",
     "/no/such/page",
     "/ops/",
     "/ops/ signed in",

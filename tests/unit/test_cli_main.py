@@ -175,3 +175,23 @@ def test_every_command_has_a_description_for_its_help() -> None:
 def test_filter_values_are_case_insensitive(flag: str, given: str, taken: str) -> None:
     args = build_parser("games").parse_args(["games", "x.sgf.gz", flag, given])
     assert getattr(args, flag.removeprefix("--")) == [taken]
+
+
+def test_the_demo_on_a_light_install_names_the_demo_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo needs its own extra (embedded servers, and the server extra with it), not the
+    server extra its first failed import belongs to."""
+    real = importlib.import_module
+
+    def fake(name: str, package: str | None = None) -> object:
+        if name == "gomoku_archive.cli.demo_cmd":
+            raise ModuleNotFoundError("No module named 'asyncpg'", name="asyncpg")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "gomoku-archive: error: demo needs the demo extra, which is not installed: "
+        "pip install 'gomoku-party-archive[demo]'"
+    )

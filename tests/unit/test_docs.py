@@ -5,7 +5,10 @@ outside it is built but unreachable), and every setting documented where operato
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from urllib.parse import unquote
 
+import pytest
 import yaml
 
 from tests.docs_pages import DOCS, MKDOCS_YML, README, ROOT, code_blocks, section
@@ -94,3 +97,28 @@ def test_the_two_commands_are_the_same_on_the_home_page() -> None:
     assert len(home) == 1
     commands = [line.split("#")[0].strip() for line in home[0].splitlines()]
     assert [command for command in commands if command] == SET_UP_COMMANDS
+
+
+@pytest.mark.slow  # builds the whole site: seconds
+def test_the_built_site_works_from_disk(tmp_path: Path) -> None:
+    """Opened as files (file://), every link of every page reaches a file, not a folder (which
+    a browser shows as a listing), and nothing needs a server: no search, whose index loads
+    in a web worker that browsers refuse over file://."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    site = tmp_path / "site"
+    build(load_config(str(MKDOCS_YML), site_dir=str(site), strict=True))
+    # 404.html is a server's page for unknown addresses (its links are absolute on purpose).
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    assert len(pages) == len(list(DOCS.rglob("*.md")))
+    broken = []
+    for html in pages:
+        for link in re.findall(r'(?:href|src)="([^"]+)"', html.read_text(encoding="utf-8")):
+            target = link.split("#")[0].split("?")[0]
+            if not target or "://" in link or link.startswith(("mailto:", "data:")):
+                continue
+            if not (html.parent / unquote(target)).resolve().is_file():
+                broken.append(f"{html.relative_to(site)}: {link}")
+    assert broken == []
+    assert not (site / "search").exists()

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.cli import games_cmd
-from gomoku_archive.cli.games_cmd import MAX_LINE_BYTES, write_games
+from gomoku_archive.cli.games_cmd import MAX_LINE_BYTES, MAX_PROBLEMS, write_games
 from gomoku_archive.cli.main import main
 from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
 from tests.budget import examples
@@ -53,6 +53,7 @@ def test_every_game_as_json_lines(archive: Path) -> None:
     first = games[0]
     assert first == {
         "id": "00000000-0000-4000-8000-000000000001",
+        "month": "2026-08",
         "start": "2026-08-12T12:00:00Z",
         "end": "2026-08-12T12:02:00Z",
         "result": "black",
@@ -132,7 +133,7 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     path.write_bytes(GOOD)
     assert main(["games", str(path), "--result", "draw", "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("id,start,end,result")
+    assert out[0].startswith("id,month,start,end,result")
     assert len(out) == 2
     assert main(["games", str(path), "--since", "yesterday"]) == 2
     assert "is not a date or time" in capsys.readouterr().err
@@ -219,15 +220,32 @@ def test_problems_are_capped_like_verify_and_counted(tmp_path: Path) -> None:
     """A gzip of blank lines used to write one stderr line per line (683 MB in 120 s from a
     1 MB file): now the first 20, and how many more there were."""
     path = tmp_path / "bomb.sgf.gz"
-    path.write_bytes(gz(LINES[0].encode() + b"\n" * 3_000_000 + b"x\n" * 1000 + LINES[1].encode()))
+    path.write_bytes(gz(LINES[0].encode() + b"\n" * 30_000 + b"x\n" * 1000 + LINES[1].encode()))
     bad, out, err = run(path)
     assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["1", "2"]
-    assert bad == 3_001_000
+    assert bad == 31_000
     shown = err.splitlines()
     assert shown[:20] == [f"{path}:{n}: blank_line: blank line" for n in range(2, 22)]
     assert shown[20:] == [
-        "gomoku-archive: 3,001,000 lines with problems were skipped (3,000,980 of them not shown)"
+        "gomoku-archive: 31,000 lines with problems were skipped (30,980 of them not shown)"
     ]
+
+
+@pytest.mark.parametrize("bad_line", [b"\n", b"x\n", b"(;FF[4])\n"])
+def test_a_file_of_bad_lines_is_left_after_a_bounded_number(
+    tmp_path: Path, bad_line: bytes
+) -> None:
+    """A 1 MB gzip of 64 Mi bad lines kept ``games`` busy for minutes; now it stops after
+    MAX_PROBLEMS lines, as ``verify`` stops reading the text, and says so."""
+    path = tmp_path / "bomb.sgf.gz"
+    path.write_bytes(gz(LINES[0].encode() + bad_line * (MAX_PROBLEMS + 5_000) + LINES[1].encode()))
+    bad, out, err = run(path)
+    assert [json.loads(line)["id"][-1] for line in out.splitlines()] == ["1"]
+    assert MAX_PROBLEMS <= bad <= MAX_PROBLEMS + 5_000
+    assert err.splitlines()[-1] == (
+        f"{path}: stopped after {bad:,} lines with problems: the rest of the file was not read "
+        "(is it a gomoku-party-sgf-1 archive?)"
+    )
 
 
 def test_line_numbers_survive_long_lines_and_runs(tmp_path: Path) -> None:

@@ -12,15 +12,15 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.errors import ConfigError
-from gomoku_archive.http.routes import FILES_PATH
+from gomoku_archive.http.routes import FILES_PATH, MIRROR_FILES_PATH
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.file_cache import FileCache
 from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.web import freshness
 from gomoku_archive.web.api import bulk as bulk_api
-from gomoku_archive.web.api import downloads, health, torrents
+from gomoku_archive.web.api import downloads, health, tools, torrents
 from gomoku_archive.web.api import manifest as manifest_api
-from gomoku_archive.web.api.openapi import build_document
+from gomoku_archive.web.api.openapi import DOCUMENT_REVISED, OPENAPI_CACHING, build_document
 from gomoku_archive.web.keys import (
     BULK_FILES,
     DOWNLOAD_CACHE,
@@ -30,6 +30,7 @@ from gomoku_archive.web.keys import (
     MIRROR_STORE,
     POOL,
     SETTINGS,
+    TOOLS,
     TORRENT_PIECES,
 )
 from gomoku_archive.web.manifest_cache import ManifestCache
@@ -40,7 +41,8 @@ from gomoku_archive.web.pages import handlers as pages
 from gomoku_archive.web.pages import templating
 from gomoku_archive.web.piece_cache import PieceCache
 from gomoku_archive.web.server import bad_requests
-from gomoku_archive.web.server.encoded import BulkFiles
+from gomoku_archive.web.server.encoded import BulkFiles, encode, respond_encoded
+from gomoku_archive.web.tools_wheel import ToolsShelf
 
 CleanupCtx = Callable[[web.Application], AsyncIterator[None]]
 
@@ -61,12 +63,16 @@ def create_app(
     app[BULK_FILES] = BulkFiles()
     app[TORRENT_PIECES] = PieceCache()
     app[pages.DATABASE_PAGE] = pages.DatabasePage()
+    app[pages.FILES_INDEX] = pages.FilesIndex()
+    app[TOOLS] = ToolsShelf()
+    app[tools.TOOLS_PAGES] = tools.ToolsPages()
     templating.install(app)
     app.on_response_prepare.append(add_common_headers)
     app.on_response_prepare.append(close_when_draining)
     app.cleanup_ctx.append(_database(pool))
     app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
     app.cleanup_ctx.append(freshness.keep_fresh)
+    app.cleanup_ctx.append(tools.load)
     if settings.redirect_downloads:
         app.cleanup_ctx.append(_mirror_store)
     if settings.download_cache_dir is not None:
@@ -84,10 +90,22 @@ async def close_when_draining(request: web.Request, response: web.StreamResponse
 
 
 def _routes(app: web.Application) -> None:
-    openapi = json.dumps(build_document()).encode()
+    openapi = encode(json.dumps(build_document()).encode())
 
     async def openapi_json(request: web.Request) -> web.Response:
-        return web.Response(body=openapi, content_type="application/json", charset="utf-8")
+        """The document, served like the manifest (ETag, a gzip twin, 304s) with the date its
+        text last changed (``DOCUMENT_REVISED``)."""
+        caching: dict[str, str] = {
+            hdrs.CACHE_CONTROL: OPENAPI_CACHING,
+            hdrs.VARY: hdrs.ACCEPT_ENCODING,
+        }
+        return respond_encoded(
+            request,
+            openapi,
+            content_type="application/json; charset=utf-8",
+            caching=caching,
+            last_modified=DOCUMENT_REVISED,
+        )
 
     r = app.router
     r.add_get("/api/v1/database", manifest_api.manifest)
@@ -101,9 +119,17 @@ def _routes(app: web.Application) -> None:
     r.add_get(FILES_PATH + "{file}.torrent", torrents.torrent_file)
     r.add_get(FILES_PATH + "{file}", downloads.archive_file)
     r.add_get("/api/v1/openapi.json", openapi_json)
+    r.add_get("/", pages.root)
     r.add_get("/database", pages.to_database_page)
     r.add_get("/database/", pages.database_page)
     r.add_get("/database/profile", pages.profile_page)
+    # The mirrors' index and the same files under it (rclone and wget --no-parent stay below
+    # /database/), and the downloaders' wheel.
+    r.add_get(MIRROR_FILES_PATH, pages.files_index)
+    r.add_get(MIRROR_FILES_PATH + "{file}.sha256", downloads.checksum_file)
+    r.add_get(MIRROR_FILES_PATH + "{file}", downloads.archive_file)
+    r.add_get(tools.TOOLS_PATH, tools.listing)
+    r.add_get(tools.TOOLS_PATH + "{file}", tools.tool_file)
     r.add_get(r"/database/{year:\d{4}}/", pages.year_page)
     r.add_get(r"/database/{year:\d{4}}", pages.to_year_page)
     r.add_get("/robots.txt", pages.robots_txt)

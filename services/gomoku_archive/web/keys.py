@@ -14,6 +14,7 @@ from gomoku_archive.web.manifest_cache import ManifestCache
 from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.web.piece_cache import PieceCache
 from gomoku_archive.web.server.encoded import BulkFiles
+from gomoku_archive.web.tools_wheel import ToolsShelf
 
 SETTINGS = web.AppKey("settings", Settings)
 POOL = web.AppKey("pool", Pool)
@@ -27,6 +28,8 @@ MIRROR_STORE = web.AppKey("mirror_store", S3Store)
 """Set only when downloads are redirected to the S3 mirror (``S3_BUCKET`` and ``S3_REDIRECT``)."""
 DRAINING = web.AppKey("draining", asyncio.Event)
 """Set when a stop signal arrived: ``/readyz`` fails while requests are still served."""
+TOOLS = web.AppKey("tools", ToolsShelf)
+"""The downloaders' wheel served under /database/tools/ (read when the app starts)."""
 DOWNLOAD_CACHE = web.AppKey("download_cache", FileCache)
 """Set only with ``DOWNLOAD_CACHE_DIR``: verified local copies served with sendfile."""
 

@@ -24,7 +24,7 @@ from gomoku_archive.http.negotiation import prefers_html
 from gomoku_archive.logs import ACCESS_LOGGER, get_direct_logger, get_logger
 from gomoku_archive.web.keys import ABORTED, BODY_BYTES, METRICS, STREAMING
 from gomoku_archive.web.manifest_cache import RELOAD_ERRORS
-from gomoku_archive.web.pages.handlers import ERROR_PAGE_HEADERS, error_page, home_for_browsers
+from gomoku_archive.web.pages.handlers import ERROR_PAGE_HEADERS, error_page
 from gomoku_archive.web.server.errors import ApiError, database_unavailable, from_archive_error
 
 log = get_logger(ACCESS_LOGGER)
@@ -71,10 +71,6 @@ def request_id_from(header: str | None) -> str:
 
 def wants_html(request: web.BaseRequest) -> bool:
     return prefers_html(", ".join(request.headers.getall(hdrs.ACCEPT, [])) or None)
-
-
-def _browser_visit(request: web.BaseRequest) -> bool:
-    return request.method in PUBLIC_METHODS and wants_html(request)
 
 
 def error_response(
@@ -147,9 +143,6 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as exc:
         if exc.status < 400:  # a redirect raised by aiohttp: pass it on as a plain response
             return web.Response(status=exc.status, headers=exc.headers)
-        if exc.status == 404 and request.path == "/" and _browser_visit(request):
-            # Nothing is served at / itself; a browser (only) is sent to the database page.
-            return home_for_browsers()
         return _from_http_exception(request, exc)
     except ApiError as exc:
         error = exc

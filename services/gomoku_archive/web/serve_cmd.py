@@ -53,6 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gomoku_archive.web.keys import DRAINING
     from gomoku_archive.web.server.run import CannotListen, Listener, serve
     from gomoku_archive.web.server.shutdown import finish_sending_on_stop
+    from gomoku_archive.web.tools_wheel import ensure_wheel
 
     settings = load_settings(log_to_stdout=True)
     log = get_logger(__name__)
@@ -61,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def announce() -> None:
         log.info("serve_listening", host=args.host, port=port, metrics_port=settings.metrics_port)
 
+    ensure_wheel(settings)  # in a checkout, built once into dist/ (about a second)
     app = create_app(settings)
     finish_sending_on_stop(app, timeout=SHUTDOWN_TIMEOUT_SECONDS)
     listeners = [Listener(app, args.host, port)]

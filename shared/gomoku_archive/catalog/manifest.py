@@ -135,6 +135,7 @@ def stats_entry(stats: MonthStats) -> dict[str, Any]:
         "length": {
             "min": min(lengths, default=None),
             "median": percentile(lengths, 50),
+            "mean": mean(lengths),
             "p90": percentile(lengths, 90),
             "max": max(lengths, default=None),
             "histogram": [
@@ -155,6 +156,14 @@ def stats_entry(stats: MonthStats) -> dict[str, Any]:
             for seconds, games in stats.time_controls.items()
         },
     }
+
+
+def mean(counts: Mapping[int, int]) -> float | None:
+    """The mean of values given as value -> count, to one decimal; None without values."""
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    return round(sum(value * count for value, count in counts.items()) / total, 1)
 
 
 def newest_first(previous: Sequence[PreviousFile]) -> list[PreviousFile]:

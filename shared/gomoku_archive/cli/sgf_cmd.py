@@ -24,10 +24,13 @@ EXIT_ERRORS = 2
 EXIT_UNREADABLE = 3
 _CHUNK_SIZE = 1 << 20
 
-_EPILOG = """\
-exit status: 0 nothing found, 1 warnings only, 2 errors (a parse error counts as one),
-3 a file could not be read; with several files, the highest.
-Finding codes are listed in docs/downloaders.md ("sgf check findings")."""
+_EPILOG = (
+    "exit status: 0 nothing found, 1 warnings only, 2 errors (a parse error counts as one), "
+    "3 a file could not be read; with several files, the highest. Finding codes are listed "
+    'in docs/downloaders.md ("sgf check findings").'
+)
+"""One paragraph, wrapped to the terminal like the description (it used to be kept raw, and
+the description with it, one 150-column line)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +46,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Parse each FILE, then check what its games mean: board sizes, points, "
         "node structure, property values, and the main line of Gomoku (GM[4]) games.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="SGF file to check")
     check.add_argument("--json", action="store_true", help="print one JSON document")

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import BinaryIO
 
+from gomoku_archive.errors import UnreadableFile
 from gomoku_archive.verify.archive import inflate_blocks
 from gomoku_archive.verify.report import Check
 
@@ -76,3 +78,27 @@ class FirstMember:
                 if is_gzip(rest)
                 else (Check.TRAILING_DATA, "bytes follow the gzip member (not read)")
             )
+
+
+ARCHIVE_PATTERNS = ("*.sgf.gz", "*.sgf")
+"""What a directory argument stands for: its archives and plain SGF files (not its
+sub-directories, so ``sync``'s ``superseded/`` is never read with the current months)."""
+
+
+def expand_paths(arguments: Sequence[str]) -> list[Path]:
+    """The files the command-line arguments name: a file as given (whether it exists or not:
+    the command reports it), a directory as its ``ARCHIVE_PATTERNS`` files in name order, so
+    months come oldest first. Raises ``UnreadableFile`` for a directory without any."""
+    found: list[Path] = []
+    for argument in arguments:
+        path = Path(argument)
+        if not path.is_dir():
+            found.append(path)
+            continue
+        inside = sorted(
+            {p for pattern in ARCHIVE_PATTERNS for p in path.glob(pattern) if p.is_file()}
+        )
+        if not inside:
+            raise UnreadableFile(f"{path} holds no .sgf.gz or .sgf file")
+        found.extend(inside)
+    return found

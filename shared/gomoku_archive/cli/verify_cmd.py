@@ -1,9 +1,9 @@
-"""``gomoku-archive verify ARCHIVE.sgf.gz [--sha256 FILE] [--json]``: what a downloader runs to
-check an archive against the ``gomoku-party-sgf-1`` profile. The checks live in
-``gomoku_archive.verify.archive``; this module only reads the files and prints the report.
+"""``gomoku-archive verify ARCHIVE.sgf.gz|DIR... [--sha256 FILE] [--json]``: what a downloader
+runs to check archives against the ``gomoku-party-sgf-1`` profile. The checks live in
+``gomoku_archive.verify.archive``; this module only reads the files and prints the reports.
 
-Exit status: 0 when every check holds, 1 when problems were found, 2 when a file cannot be read
-(argparse also exits 2 on bad usage).
+Exit status, for all the files together: 0 when every check holds, 1 when problems were found,
+2 when a file cannot be read (argparse also exits 2 on bad usage).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from gomoku_archive.cli.sgf_files import is_gzip
-from gomoku_archive.errors import UnreadableFile
+from gomoku_archive.cli.sgf_files import expand_paths, is_gzip
+from gomoku_archive.errors import ArchiveError, UnreadableFile
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.report import VerifyReport
 
@@ -28,28 +28,83 @@ _READ_BLOCK = 1024 * 1024
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "verify",
-        help="check a downloaded archive against the gomoku-party-sgf-1 profile",
-        description="Check a downloaded .sgf.gz archive: checksum, gzip framing, encoding, "
-        "every game's properties and moves, and the order of the games. Exits 0 when all "
-        "checks hold, 1 when problems were found, 2 when a file cannot be read.",
+        help="check downloaded archives against the gomoku-party-sgf-1 profile",
+        description="Check downloaded .sgf.gz archives: checksum, gzip framing, encoding, "
+        "every game's properties and moves, and the order of the games; a directory stands "
+        "for its .sgf.gz and .sgf files. One report per file; the exit status is 0 when all "
+        "checks of every file hold, 1 when problems were found, 2 when a file cannot be read.",
     )
-    p.add_argument("archive", metavar="ARCHIVE.sgf.gz", help="the downloaded archive")
+    p.add_argument(
+        "archives",
+        nargs="+",
+        metavar="ARCHIVE.sgf.gz|DIR",
+        help="downloaded archives, or directories of them",
+    )
     p.add_argument(
         "--sha256",
         metavar="FILE",
-        help="its checksum file (default: ARCHIVE.sgf.gz.sha256 beside it, when present)",
+        help="the checksum file of a single archive (default: ARCHIVE.sgf.gz.sha256 beside "
+        "each archive, when present)",
     )
-    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
-    p.set_defaults(run=cmd_verify)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON on stdout (a list of reports for several files)",
+    )
+    p.set_defaults(run=cmd_verify, parser=p)
+
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    archive = Path(args.archive)
-    checksum = _read_checksum(archive, args.sha256)
+    paths = expand_paths(args.archives)
+    several = len(paths) > 1 or any(Path(a).is_dir() for a in args.archives)
+    if args.sha256 and several:
+        args.parser.error(
+            "--sha256 names the checksum file of one archive; with several, "
+            "each archive's ARCHIVE.sha256 beside it is read"
+        )
+    status = EXIT_OK
+    documents: list[dict[str, object]] = []
+    counts = {"OK": 0, "with problems": 0, "unreadable": 0}
+    for index, archive in enumerate(paths):
+        try:
+            report = verify_file(archive, args.sha256, quiet=args.json)
+        except ArchiveError as exc:
+            if not several:
+                raise
+            print(f"gomoku-archive: error: {exc}", file=sys.stderr)
+            documents.append({"fileName": archive.name, "path": str(archive), "error": str(exc)})
+            counts["unreadable"] += 1
+            status = max(status, EXIT_UNREADABLE)
+            continue
+        counts["OK" if report.ok else "with problems"] += 1
+        status = max(status, EXIT_OK if report.ok else EXIT_PROBLEMS)
+        if args.json:
+            documents.append(
+                {**report.as_json(), "path": str(archive)} if several else report.as_json()
+            )
+        else:
+            if index:
+                print()
+            print(render(report))
+    if args.json:
+        print(json.dumps(documents if several else documents[0], indent=2, ensure_ascii=False))
+    elif several:
+        summary = ", ".join(f"{count:,} {what}" for what, count in counts.items() if count)
+        print(f"\n{len(paths):,} files: {summary}")
+    return status
+
+
+def verify_file(archive: Path, sha256: str | None, *, quiet: bool) -> VerifyReport:
+    """One archive's report; raises ``UnreadableFile`` when it (or its named checksum file)
+    cannot be read."""
+    checksum = _read_checksum(archive, sha256)
     try:
         with (
             archive.open("rb") as stream,
-            _progress(archive.stat().st_size, quiet=args.json) as advance,
+            _progress(archive.stat().st_size, quiet=quiet) as advance,
         ):
             # gzip or plain SGF is told from the bytes (gzip's magic), never from the name.
             plain = not is_gzip(stream.peek(2)[:2])
@@ -59,12 +114,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 advance(len(chunk))
     except OSError as exc:
         raise UnreadableFile(f"cannot read {archive}: {exc.strerror or exc}") from None
-    report = verifier.finish()
-    if args.json:
-        print(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
-    else:
-        print(render(report))
-    return 0 if report.ok else 1
+    return verifier.finish()
 
 
 def _read_checksum(archive: Path, named: str | None) -> bytes | None:

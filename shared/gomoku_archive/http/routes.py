@@ -6,6 +6,9 @@ from __future__ import annotations
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, TORRENT_SUFFIX
 
 FILES_PATH = "/api/v1/database/files/"
+MIRROR_FILES_PATH = "/database/files/"
+"""The same files below /database/, listed by an index that mirrors (rclone, wget --no-parent)
+walk; the manifest keeps ``FILES_PATH``."""
 
 
 def download_url(file_name: str) -> str:

@@ -20,6 +20,7 @@ WINNERS: dict[Result, str] = {
 }
 FIELDS = (
     "id",
+    "month",
     "start",
     "end",
     "result",
@@ -29,6 +30,9 @@ FIELDS = (
     "timeControl",
     "moves",
 )
+FILTER_OPTIONS = ("--result", "--termination", "--min-moves", "--since", "--until")
+"""``games``' filters, in the order the page and the docs list them (a test holds the parser,
+the page and docs/downloaders.md to this list)."""
 _RATING = re.compile(r"(-?[0-9]+) Elo")
 _WHOLE = re.compile(r"[0-9]+")
 """ASCII digits only: str.isdigit() also takes superscripts and other scripts' digits."""
@@ -40,12 +44,15 @@ def _rating(value: str | None) -> int | None:
 
 
 def record(facts: GameFacts) -> dict[str, Any]:
-    """One game as JSON-ready data; moves as ``[x, y]`` counted from the top-left, as the
+    """One game as JSON-ready data; ``month`` is the UTC month of its finish (XET), the month
+    of the archive that holds it; moves as ``[x, y]`` counted from the top-left, as the
     profile's coordinates are (``aa`` is ``[0, 0]``, ``oa`` is ``[14, 0]``)."""
     values = facts.values
     tc = values.get("XTC")
+    finished = facts.finished
     return {
         "id": facts.gn,
+        "month": finished.astimezone(UTC).strftime("%Y-%m") if finished is not None else None,
         "start": values.get("XST"),
         "end": values.get("XET"),
         "result": WINNERS[facts.result] if facts.result is not None else None,

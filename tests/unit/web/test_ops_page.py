@@ -176,3 +176,36 @@ def test_the_dashboard_refreshes_itself_only_while_jobs_wait_or_run() -> None:
     job = QueuedJob("export:2026-10", "export_month", {"month": "2026-10"}, NOW, NOW, 0, False)
     assert '<meta http-equiv="refresh" content="10">' in page([job])
     assert 'http-equiv="refresh"' not in page([])
+
+
+def test_the_health_line_reads_as_words_and_says_what_it_counts() -> None:
+    """ "queued 0(since the worker started" ran into the parenthesis, and "jobs completed 1"
+    beside "Recent results: none" looked like a lost result: the planner's runs are counted
+    there and recorded under Last planner run."""
+    queue = QueueSnapshot(
+        taken_at=NOW,
+        health_check="Nov-02 07:59:50 j_complete=1 j_failed=0 j_retried=0 j_ongoing=0 queued=0",
+    )
+    months = month_statuses(
+        first=Month(2026, 8), now=NOW, archives=[], queue=queue, locked_months=set()
+    )
+    html = dashboard_page(
+        Dashboard(NOW, Month(2026, 8), months, queue, redis_error=None, database_error=None),
+        csrf="abc",
+        flash=None,
+    )
+    text = " ".join(html.split())
+    assert "jobs completed 1, failed 0, retried 0, running 0, queued 0 (since the worker" in text
+    assert "the planner's runs included" in text
+    assert (
+        "the planner's runs, which the worker's count above includes, are under Last planner"
+        in text
+    )
+
+
+def test_the_rebuild_confirmation_keeps_its_two_targets_apart() -> None:
+    html = render("ops/confirm_rebuild.html", month="2026-09", csrf="abc")
+    assert '<p class="actions"><button type="submit">Rebuild 2026-09</button>' in html
+    assert '<a href="/ops/" class="cancel">Cancel</a></p>' in html
+    layout = render("ops/login.html", **login_context(message=None))
+    assert ".actions { display: flex;" in layout and "gap: 0.75rem 1.5rem" in layout

@@ -19,6 +19,7 @@ from gomoku_archive.web.pages.charts import (
     HEAT_LEVELS,
     heatmap,
     length_chart,
+    length_summary,
     month_figures,
     winners_bar,
 )
@@ -78,8 +79,9 @@ def test_the_length_chart_has_a_bar_per_bin_and_says_the_percentiles() -> None:
     assert chart.bars[-1].x + chart.bars[-1].width < chart.width - 20  # room for its label
     length = stats["length"]
     assert (
-        f"the shortest game has {length['min']} moves, the median {length['median']}, 90% of "
-        f"games have at most {length['p90']}, the longest {length['max']}"
+        f"the shortest game has {length['min']} moves, the median {length['median']}, the mean "
+        f"{length['mean']}, 90% of games have at most {length['p90']}, the longest "
+        f"{length['max']}"
     ) in chart.description
     assert length_chart(stats_entry(EMPTY)["length"], title="t") is None
 
@@ -201,5 +203,22 @@ def test_a_heatmap_has_a_colour_scale_that_covers_every_count() -> None:
         for count in {1, peak, (peak + 1) // 2}:
             level = next(s.level for s in swatches if s.low <= count <= s.high)
             assert level == max(1, math.ceil(HEAT_LEVELS * math.sqrt(count / peak)))
-        assert figure.scale.high.text == f"{peak:,} games"
-        assert f"to the darkest ({peak:,} games)" in figure.description
+        assert figure.scale.high.text == f"{peak:,} game{'s' if peak != 1 else ''}"
+        assert f"to the darkest ({peak:,} game{'s' if peak != 1 else ''})" in figure.description
+
+
+def test_one_is_singular_and_the_mean_stands_beside_the_median() -> None:
+    """ "1 moves" and "1 games" read wrong; the page gave the median length but not the mean."""
+    length = {
+        "min": 1, "median": 1, "mean": 1.0, "p90": 1, "max": 1,
+        "histogram": [{"from": 1, "to": 10, "games": 1}],
+    }  # fmt: skip
+    chart = length_chart(length, title="t")
+    assert chart is not None
+    assert chart.description.startswith(
+        "Moves per game in 1 game, in bins of 10 moves: the shortest game has 1 move, the "
+        "median 1, the mean 1.0,"
+    )
+    assert chart.description.endswith("The most common length is 1 to 10 moves, 1 game.")
+    assert length_summary({**length, "median": 31, "mean": 33.4}) == "median 31 moves, mean 33.4"
+    assert length_summary({**length, "median": None, "mean": None}) == ""

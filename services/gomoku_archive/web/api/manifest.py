@@ -4,11 +4,13 @@ gzip-coded when the client accepts it. Never touches the database."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
-from gomoku_archive.http.conditions import EntityTag, Representation
+from gomoku_archive.catalog.manifest import last_changed
+from gomoku_archive.http.conditions import EntityTag, Representation, format_http_date
 from gomoku_archive.web.keys import MANIFEST
 from gomoku_archive.web.manifest_cache import Snapshot
 from gomoku_archive.web.server.conditional import respond_bytes
@@ -34,6 +36,7 @@ class _Variant:
 
     body: bytes
     etag: EntityTag
+    last_modified: datetime | None
     content: dict[str, str]
     headers: CIMultiDict[str]
 
@@ -45,7 +48,13 @@ def _variant(snapshot: Snapshot, gzip: bool) -> _Variant:
     content: dict[str, str] = {hdrs.CONTENT_TYPE: JSON}
     if gzip:
         content[hdrs.CONTENT_ENCODING] = "gzip"
-    return _Variant(body, etag, content, CIMultiDict({**CACHING, **content, "ETag": str(etag)}))
+    # Last-Modified, the newest publication or rebuild, as the pages and lists send it: mirrors
+    # that only keep dates (wget -N, rclone) skip an unchanged manifest too.
+    changed = last_changed(snapshot.document)
+    headers = {**CACHING, **content, "ETag": str(etag)}
+    if changed is not None:
+        headers[hdrs.LAST_MODIFIED] = format_http_date(changed)
+    return _Variant(body, etag, changed, content, CIMultiDict(headers))
 
 
 _variants: list[tuple[Snapshot, _Variant, _Variant]] = []
@@ -72,7 +81,7 @@ async def manifest(request: web.Request) -> web.Response:
     return respond_bytes(
         request,
         variant.body,
-        Representation(variant.etag, len(variant.body), ranges=False),
+        Representation(variant.etag, len(variant.body), variant.last_modified, ranges=False),
         caching=CACHING,
         content=variant.content,
     )

@@ -3,6 +3,7 @@ against the live application, so it stays true."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from gomoku_archive.catalog.manifest import LICENSE, PROFILE, SCHEMA_VERSION
@@ -10,6 +11,10 @@ from gomoku_archive.gomoku.game import BOARD_SIZE
 from gomoku_archive.profile.stats import LENGTH_BIN, NO_TIME_CONTROL
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
 
+DOCUMENT_REVISED = datetime(2026, 12, 4, tzinfo=UTC)
+"""The document's Last-Modified (it is built from constants): change it with the document
+(tests/unit/web/test_openapi_document.py holds the two together by the document's hash)."""
+OPENAPI_CACHING = "public, max-age=3600"
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}
 _JSON_ERROR = {"application/json": {"schema": _ERROR}}
@@ -105,6 +110,12 @@ _MONTH_STATS = {
             "properties": {
                 "min": _MAYBE_MOVES,
                 "median": _MAYBE_MOVES,
+                "mean": {
+                    "type": ["number", "null"],
+                    "description": "The mean length, to one decimal",
+                    "minimum": 1,
+                    "maximum": BOARD_SIZE * BOARD_SIZE,
+                },
                 "p90": _MAYBE_MOVES,
                 "max": _MAYBE_MOVES,
                 "histogram": {
@@ -281,11 +292,83 @@ def _torrent_operation() -> dict[str, Any]:
 def _simple(
     summary: str, op_id: str, media: str, codes: tuple[str, ...] = ("200",)
 ) -> dict[str, Any]:
+    """A route without conditional requests, GET and HEAD (aiohttp answers HEAD on every GET
+    route)."""
     content: dict[str, Any] = {media: {}}
     if media == "application/json":
         content = {media: {"schema": {"type": "object"}}}
     responses = {code: {"description": summary, "content": content} for code in codes}
-    return {"get": {"summary": summary, "operationId": op_id, "responses": responses}}
+    return _get_and_head({"summary": summary, "responses": responses}, op_id)
+
+
+def _redirect(summary: str, op_id: str, status: str, parameters: list[Any]) -> dict[str, Any]:
+    headers = {"Location": {"schema": {"type": "string"}, "required": True}}
+    operation = {
+        "summary": summary,
+        "parameters": parameters,
+        "responses": {status: {"description": summary, "headers": headers}},
+    }
+    return _get_and_head(operation, op_id)
+
+
+def _root() -> dict[str, Any]:
+    operation = {
+        "summary": "Nothing is served here: a browser is sent to /database/",
+        "parameters": [_header("Accept", "text/html weighed above application/json: a browser")],
+        "responses": {
+            "302": {
+                "description": "A browser, sent to the database page (Vary: Accept)",
+                "headers": {"Location": {"schema": {"type": "string"}, "required": True}},
+            },
+            "404": {"description": "Any other client", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, "Root")
+
+
+def _openapi() -> dict[str, Any]:
+    operation = {
+        "summary": "This OpenAPI document",
+        "parameters": [_header("Accept-Encoding", "gzip is used when accepted"), *_CONDITIONAL],
+        "responses": {
+            "200": {
+                "description": "The document",
+                "headers": {
+                    **_CACHE_HEADERS,
+                    "Last-Modified": {"schema": {"type": "string"}, "required": True},
+                },
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            },
+            "304": _NOT_MODIFIED,
+            "412": {"description": "If-Match did not match", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, "OpenApi")
+
+
+def _tool_file() -> dict[str, Any]:
+    param = {
+        "name": "file",
+        "in": "path",
+        "required": True,
+        "description": "The wheel's name as /database/tools/ lists it, or that name with .sha256",
+        "schema": {"type": "string"},
+        "example": "gomoku_party_archive-1.0.0-py3-none-any.whl",
+    }
+    body: dict[str, Any] = {"application/zip": {}, "text/plain": {}}
+    operation = {
+        "summary": "The downloaders' wheel (pip install <this URL>) or its checksum line",
+        "parameters": [param, *_CONDITIONAL, *_RANGE],
+        "responses": {
+            "200": {"description": "The whole file", "headers": _CACHE_HEADERS, "content": body},
+            "206": {"description": "The one requested range", "content": body},
+            "304": _NOT_MODIFIED,
+            "404": {"description": "No such tool file", "content": _JSON_ERROR},
+            "412": {"description": "A precondition failed", "content": _JSON_ERROR},
+            "416": {"description": "The range is not satisfiable", "content": _JSON_ERROR},
+        },
+    }
+    return _get_and_head(operation, "ToolFile")
 
 
 def _bulk(summary: str, op_id: str, media: str) -> dict[str, Any]:
@@ -313,16 +396,20 @@ def _page(summary: str, op_id: str) -> dict[str, Any]:
     return _get_and_head(operation, op_id)
 
 
+_YEAR_PARAM = {
+    "name": "year",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[0-9]{4}$"},
+    "example": "2026",
+}
+
+
 def _year_page() -> dict[str, Any]:
     operation = {
         "summary": "A year's monthly archives with their statistics",
         "parameters": [
-            {
-                "name": "year",
-                "in": "path",
-                "required": True,
-                "schema": {"type": "string", "pattern": "^[0-9]{4}$"},
-            },
+            _YEAR_PARAM,
             *_CONDITIONAL[:2],
         ],
         "responses": {
@@ -371,17 +458,48 @@ def build_document() -> dict[str, Any]:
             "/api/v1/database/files/{file}.torrent": _get_and_head(
                 _torrent_operation(), "TorrentFile"
             ),
-            "/api/v1/openapi.json": _simple("OpenAPI document", "getOpenApi", "application/json"),
+            "/api/v1/openapi.json": _openapi(),
+            "/": _root(),
+            "/database": _redirect(
+                "Sends to /database/", "DatabaseRedirect", "301", _CONDITIONAL[:0]
+            ),
             "/database/": _page("Public database page", "DatabasePage"),
             "/database/profile": _page("Profile documentation page", "ProfilePage"),
             "/database/{year}/": _year_page(),
-            "/robots.txt": _simple(
-                "Crawling rules (the operators' area is excluded)", "getRobots", "text/plain"
+            "/database/{year}": _redirect(
+                "Sends to the year's page, /database/{year}/",
+                "YearRedirect",
+                "301",
+                [_YEAR_PARAM],
             ),
-            "/favicon.ico": _simple("The site's icon", "getFavicon", "image/vnd.microsoft.icon"),
-            "/healthz": _simple("Liveness", "getHealth", "application/json"),
-            "/readyz": _simple("Readiness", "getReady", "application/json", ("200", "503")),
-            "/metrics": _simple("Prometheus metrics", "getMetrics", "text/plain"),
+            "/database/files/": _page(
+                "Every current file and its .sha256 as relative links: the index rclone and "
+                "wget --mirror --no-parent walk",
+                "FileIndex",
+            ),
+            "/database/files/{file}": _get_and_head(
+                _file_operation(
+                    "An archive file (gzip), as under /api/v1/database/files/", "application/gzip"
+                ),
+                "MirroredArchiveFile",
+            ),
+            "/database/files/{file}.sha256": _get_and_head(
+                _file_operation("An archive's checksum line", "text/plain"),
+                "MirroredChecksumFile",
+            ),
+            "/database/tools/": _page(
+                "The downloaders' wheel, its SHA-256 and the pip and pipx lines (a pip "
+                "find-links page too)",
+                "ToolsPage",
+            ),
+            "/database/tools/{file}": _tool_file(),
+            "/robots.txt": _simple(
+                "Crawling rules (the operators' area is excluded)", "Robots", "text/plain"
+            ),
+            "/favicon.ico": _simple("The site's icon", "Favicon", "image/vnd.microsoft.icon"),
+            "/healthz": _simple("Liveness", "Health", "application/json"),
+            "/readyz": _simple("Readiness", "Ready", "application/json", ("200", "503")),
+            "/metrics": _simple("Prometheus metrics", "Metrics", "text/plain"),
         },
         "components": {
             "schemas": {

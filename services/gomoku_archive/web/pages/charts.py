@@ -189,6 +189,11 @@ class WinnersBar:
 _WINNERS = (("black", "Black won"), ("draw", "Drawn"), ("white", "White won"))
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 game``, ``2 games``, ``1,000 games``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%"
 
@@ -204,7 +209,7 @@ def winners_bar(winners: Mapping[str, int], *, title: str) -> WinnersBar | None:
     for key, words in _WINNERS:
         count = winners.get(key, 0)
         share = width * count / total
-        games = f"{count:,} game{'s' if count != 1 else ''}"
+        games = plural(count, "game")
         segments.append(Segment(x, share, key, f"{words}: {games} ({_share(count, total)})"))
         x += share
     black, draw, white = (winners.get(key, 0) for key, _ in _WINNERS)
@@ -214,7 +219,7 @@ def winners_bar(winners: Mapping[str, int], *, title: str) -> WinnersBar | None:
         Legend(width, height - 8, f"White {_share(white, total)}", "end"),
     )
     description = (
-        f"Of {total:,} games, black won {black:,} ({_share(black, total)}), white won "
+        f"Of {plural(total, 'game')}, black won {black:,} ({_share(black, total)}), white won "
         f"{white:,} ({_share(white, total)}) and {draw:,} were drawn ({_share(draw, total)})."
     )
     return WinnersBar(title, description, width, height, bar_y, bar_h, tuple(segments), legend)
@@ -238,11 +243,15 @@ def length_chart(length: Mapping[str, Any], *, title: str) -> BarChart | None:
     )
     assert chart is not None
     common = max(bins, key=lambda b: b["games"])
+    mean = length.get("mean")
     description = (
-        f"Moves per game in {games:,} games, in bins of {bins[0]['to'] - bins[0]['from'] + 1} "
-        f"moves: the shortest game has {length['min']} moves, the median {length['median']}, "
-        f"90% of games have at most {length['p90']}, the longest {length['max']}. The most "
-        f"common length is {common['from']} to {common['to']} moves, {common['games']:,} games."
+        f"Moves per game in {plural(games, 'game')}, in bins of "
+        f"{bins[0]['to'] - bins[0]['from'] + 1} moves: the shortest game has "
+        f"{plural(length['min'], 'move')}, the median {length['median']}"
+        + ("" if mean is None else f", the mean {mean}")
+        + f", 90% of games have at most {length['p90']}, the longest {length['max']}. The most "
+        f"common length is {common['from']} to {common['to']} moves, "
+        f"{plural(common['games'], 'game')}."
     )
     # Room on the right for the last bin's label ("221-225"), centred under the last bar.
     return replace(chart, description=description, width=chart.width + _LABEL_ROOM)
@@ -352,9 +361,10 @@ def heatmap(
     description = (
         f"{what}, on the {side} × {side} board with columns a to {letters[-1]} from the left "
         f"and rows a to {letters[-1]} from the top; darker squares were played more often, "
-        f"from the palest (1 {_singular(unit)}) to the darkest ({peak:,} {unit}). "
+        f"from the palest (1 {_singular(unit)}) to the darkest "
+        f"({plural(peak, _singular(unit))}). "
         f"Most played (column, then row): {most}. {played} of {side * side} points were "
-        f"played at least once ({total:,} {unit} in all)."
+        f"played at least once ({plural(total, _singular(unit))} in all)."
     )
     shades = tuple(Shade(level, tuple(levels[level])) for level in sorted(levels))
     size = origin + side * cell + 2
@@ -395,7 +405,7 @@ def heat_scale(peak: int, *, y: int, left: int, unit: str) -> Scale:
         size=swatch,
         swatches=tuple(swatches),
         low=Label(left + 24, y + 11, "1"),
-        high=Label(right + 4, y + 11, f"{peak:,} {unit}"),
+        high=Label(right + 4, y + 11, plural(peak, _singular(unit))),
     )
 
 
@@ -411,6 +421,8 @@ class MonthFigures:
     lengths: BarChart
     first_moves: Heatmap
     all_moves: Heatmap
+    length_summary: str
+    """``median 31 moves, mean 33.4``, beside the length chart."""
 
 
 def month_figures(month: Mapping[str, Any]) -> MonthFigures | None:
@@ -425,15 +437,24 @@ def month_figures(month: Mapping[str, Any]) -> MonthFigures | None:
     first = heatmap(
         stats["firstMoves"],
         title=f"{name}: where black's first move was played",
-        what=f"Black's first move in {games:,} games",
+        what=f"Black's first move in {plural(games, 'game')}",
         unit="games",
     )
     every = heatmap(
         stats["allMoves"],
         title=f"{name}: where all moves were played",
-        what=f"Every move of both players in {games:,} games",
+        what=f"Every move of both players in {plural(games, 'game')}",
         unit="stones",
     )
     if winners is None or lengths is None or first is None or every is None:
         return None
-    return MonthFigures(winners, lengths, first, every)
+    return MonthFigures(winners, lengths, first, every, length_summary(stats["length"]))
+
+
+def length_summary(length: Mapping[str, Any]) -> str:
+    """The median and the mean of the month's game lengths, in words."""
+    median, mean = length.get("median"), length.get("mean")
+    words = [] if median is None else [f"median {plural(median, 'move')}"]
+    if mean is not None:
+        words.append(f"mean {mean}")
+    return ", ".join(words)

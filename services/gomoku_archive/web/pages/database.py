@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
+from gomoku_archive.verify.records import FILTER_OPTIONS
 from gomoku_archive.web.pages.charts import bar_chart, month_figures
 from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from gomoku_archive.web.pages.profile import example_line
@@ -81,8 +82,15 @@ def _labels() -> dict[str, Any]:
     }
 
 
-def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGIN) -> bytes:
-    """The page; ``origin`` is where its examples' absolute URLs point (the public origin)."""
+TOOLS_PATH = "/database/tools/"
+
+
+def render_database_page(
+    manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGIN, wheel: str | None = None
+) -> bytes:
+    """The page; ``origin`` is where its examples' absolute URLs point (the public origin);
+    ``wheel`` the name of the tool's wheel this server carries (None: the page names the
+    package index)."""
     months: Sequence[Mapping[str, Any]] = manifest["months"]
     newest = next((m for m in months if m.get("file")), None)
     file_name = newest["file"] if newest else PLACEHOLDER_FILE
@@ -120,6 +128,10 @@ def render_database_page(manifest: Mapping[str, Any], origin: str = PUBLIC_ORIGI
         list_url=origin + "/api/v1/database/list.txt",
         sums_url=origin + "/api/v1/database/sha256sums.txt",
         feed_url=origin + "/api/v1/database/feed.atom",
+        wheel_url=f"{origin}{TOOLS_PATH}{wheel}" if wheel else None,
+        # sync's default service is the public one; any other needs its address.
+        base_url_option="" if origin == PUBLIC_ORIGIN else f" --base-url {origin}",
+        games_filters=FILTER_OPTIONS,
         stdlib_example=STDLIB_EXAMPLE,
         sgfmill_example=SGFMILL_EXAMPLE,
         **_labels(),

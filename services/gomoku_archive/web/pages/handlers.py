@@ -9,9 +9,11 @@ from http import HTTPStatus
 
 from aiohttp import hdrs, web
 
+from gomoku_archive.catalog.bulk_lists import current_files
 from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.http.conditions import EntityTag
-from gomoku_archive.web.keys import MANIFEST
+from gomoku_archive.http.negotiation import prefers_html
+from gomoku_archive.web.keys import MANIFEST, TOOLS
 from gomoku_archive.web.manifest_cache import Snapshot
 from gomoku_archive.web.origin import origin_of, vary
 from gomoku_archive.web.pages.database import render_database_page, render_year_page
@@ -34,17 +36,18 @@ class DatabasePage:
     of that manifest version."""
 
     def __init__(self) -> None:
-        self._key: tuple[EntityTag, str] | None = None
+        self._key: tuple[EntityTag, str, str | None] | None = None
         self._page = encode(b"")
         self._years_of: EntityTag | None = None
         self._years: dict[int, Encoded | None] = {}
 
-    def for_snapshot(self, snapshot: Snapshot, origin: str) -> Encoded:
+    def for_snapshot(self, snapshot: Snapshot, origin: str, wheel: str | None = None) -> Encoded:
         """``origin``: where the page's example URLs point (one is kept: with PUBLIC_BASE_URL
-        there is only one, and a page renders in a few milliseconds otherwise)."""
-        if (snapshot.etag, origin) != self._key:
-            self._page = encode(render_database_page(snapshot.document, origin))
-            self._key = (snapshot.etag, origin)
+        there is only one, and a page renders in a few milliseconds otherwise); ``wheel``: the
+        tool's wheel this server carries."""
+        if (snapshot.etag, origin, wheel) != self._key:
+            self._page = encode(render_database_page(snapshot.document, origin, wheel))
+            self._key = (snapshot.etag, origin, wheel)
         return self._page
 
     def year(self, snapshot: Snapshot, year: int) -> Encoded | None:
@@ -63,9 +66,36 @@ class DatabasePage:
 DATABASE_PAGE = web.AppKey("database_page", DatabasePage)
 
 
+class FilesIndex:
+    """``/database/files/`` as rendered for one manifest version."""
+
+    def __init__(self) -> None:
+        self._of: EntityTag | None = None
+        self._page = encode(b"")
+
+    def for_snapshot(self, snapshot: Snapshot) -> Encoded:
+        if snapshot.etag != self._of:
+            files = list(current_files(snapshot.document))
+            self._page = encode(render("files.html", files=files).encode("utf-8"))
+            self._of = snapshot.etag
+        return self._page
+
+
+FILES_INDEX = web.AppKey("files_index", FilesIndex)
+
+
+async def files_index(request: web.Request) -> web.Response:
+    """The mirrors' index of every current file (relative links, Last-Modified)."""
+    snapshot = request.app[MANIFEST].snapshot
+    return _page_response(request, request.app[FILES_INDEX].for_snapshot(snapshot), snapshot)
+
+
 async def database_page(request: web.Request) -> web.Response:
     snapshot = request.app[MANIFEST].snapshot
-    page = request.app[DATABASE_PAGE].for_snapshot(snapshot, origin_of(request))
+    wheel = request.app[TOOLS].wheel
+    page = request.app[DATABASE_PAGE].for_snapshot(
+        snapshot, origin_of(request), None if wheel is None else wheel.name
+    )
     # The examples' URLs follow the request's origin.
     return _page_response(request, page, snapshot, varies=vary(request))
 
@@ -179,6 +209,14 @@ def error_page(status: int, code: str, message: str) -> bytes:
 
 
 ERROR_PAGE_HEADERS: dict[str, str] = {hdrs.CONTENT_TYPE: HTML, "Content-Security-Policy": CSP}
+
+
+async def root(request: web.Request) -> web.Response:
+    """``/``: nothing is served here; a browser (only) is sent to the database page, any other
+    client gets the JSON 404 (the middleware writes it, with ``Vary: Accept``)."""
+    if prefers_html(", ".join(request.headers.getall(hdrs.ACCEPT, [])) or None):
+        return home_for_browsers()
+    raise web.HTTPNotFound()
 
 
 def home_for_browsers() -> web.Response:
