@@ -74,13 +74,28 @@ hostile_archives = st.one_of(
 )
 
 
+FTEXT = 0x01
+
+
+def differs_only_in_noted_fields(data: bytes) -> bool:
+    """``data`` is ``ARCHIVE`` but for what verify reports as a note, not a problem: the gzip
+    header's FTEXT flag, XFL and OS bytes (docs/downloaders.md, "gzip header")."""
+    return (
+        len(data) == len(ARCHIVE)
+        and data[:3] == ARCHIVE[:3]
+        and data[3] & ~FTEXT == ARCHIVE[3] & ~FTEXT
+        and data[4:8] == ARCHIVE[4:8]
+        and data[10:] == ARCHIVE[10:]
+    )
+
+
 @settings(max_examples=EXAMPLES * 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=hostile_archives, chunk=st.sampled_from([1 << 16, 7, 1000]))
 def test_verify_answers_every_hostile_archive(case: tuple[str, bytes], chunk: int) -> None:
     kind, data = case
     report: list[VerifyReport] = []
     timed(f"verify {kind}", lambda: report.append(verify(data, chunk)))
-    assert not report[0].ok or data == ARCHIVE
+    assert not report[0].ok or differs_only_in_noted_fields(data)
     assert report[0].problems or report[0].ok
 
 
