@@ -18,7 +18,7 @@ from gomoku_archive.settings import Settings
 from gomoku_archive.storage.public_copy import PublicRead
 from gomoku_archive.storage.s3 import cdn_address, object_key
 from gomoku_archive.web.api.downloads import redirect_cache_control
-from gomoku_archive.worker.main import check_schedule
+from gomoku_archive.worker.main import Schedule, check_schedule
 from tests.budget import examples
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -154,26 +154,29 @@ def test_a_cdn_redirect_is_cached_a_minute() -> None:
 # --- the periodic check's schedule ----------------------------------------------------------
 
 
-def fire_times(seconds: set[int], minutes: set[int] | None) -> list[int]:
-    """Every second of an hour at which arq's cron fires, as seconds after the hour."""
+def fire_times(schedule: Schedule) -> list[int]:
+    """Every second of a day at which arq's cron fires, as seconds after midnight."""
     return sorted(
-        m * 60 + s
-        for m in (minutes if minutes is not None else range(60))
-        for s in seconds
-        if 0 <= s < 60
+        h * 3600 + m * 60 + s
+        for h in (schedule.hour if schedule.hour is not None else range(24))
+        for m in (schedule.minute if schedule.minute is not None else range(60))
+        for s in schedule.second
+        if 0 <= s < 60 and 0 <= m < 60 and 0 <= h < 24
     )
 
 
 @given(
     st.one_of(
         st.integers(min_value=5, max_value=59),
-        st.integers(min_value=1, max_value=60).map(lambda m: m * 60),
+        st.integers(min_value=1, max_value=59).map(lambda m: m * 60),
+        st.integers(min_value=1, max_value=24).map(lambda h: h * 3600),
     )
 )
-def test_the_check_runs_at_least_every_period(period: int) -> None:
-    seconds, minutes = check_schedule(period)
-    times = fire_times(seconds, minutes)
-    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 3600], strict=True)]
+def test_the_checks_run_at_least_every_period(period: int) -> None:
+    settings = Settings(mirror_check_seconds=min(period, 3600), mirror_content_check_seconds=period)
+    assert settings.mirror_content_check_seconds == period, "every period drawn is allowed"
+    times = fire_times(check_schedule(period))
+    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 86400], strict=True)]
     assert max(gaps) <= period
 
 

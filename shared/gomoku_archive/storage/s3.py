@@ -404,8 +404,28 @@ class S3Store:
                 return None
             raise
 
-    def _read_back_blocking(self, *, key: str) -> ReadBack:
-        reply = self._client.get_object(Bucket=self.bucket, Key=key)
+    async def read_range(self, key: str, start: int, end: int) -> ReadBack | None:
+        """Bytes ``[start, end)`` of the object, hashed as they stream (a ranged GET); None when
+        there is no such object. ``size`` is what the store sent: less than asked when the
+        object is shorter (none at all when it ends before ``start``)."""
+        try:
+            return await self._call(
+                "read part of", key, self._read_back_blocking, key=key, byte_range=(start, end)
+            )
+        except MirrorFailed as exc:
+            if _no_such_object(exc):
+                return None
+            if _error_code(exc) == "InvalidRange":  # 416: the object ends before ``start``
+                return ReadBack(hashlib.sha256().hexdigest(), 0, "")
+            raise
+
+    def _read_back_blocking(
+        self, *, key: str, byte_range: tuple[int, int] | None = None
+    ) -> ReadBack:
+        ranged = {}
+        if byte_range is not None:
+            ranged["Range"] = f"bytes={byte_range[0]}-{byte_range[1] - 1}"
+        reply = self._client.get_object(Bucket=self.bucket, Key=key, **ranged)
         digest = hashlib.sha256()
         size = 0
         body = reply["Body"]

@@ -4,8 +4,8 @@
   ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
   operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
-  set, ``scrub_mirror`` every Sunday at 03:30 UTC and ``check_mirror`` every
-  ``MIRROR_CHECK_SECONDS``;
+  set, ``scrub_mirror`` every Sunday at 03:30 UTC, ``check_mirror`` every
+  ``MIRROR_CHECK_SECONDS`` and ``check_mirror_content`` every ``MIRROR_CONTENT_CHECK_SECONDS``;
 - JSON job serialisation (``gomoku_archive.queue.connection``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
     CHECK_CRON_NAME,
+    CONTENT_CHECK_CRON_NAME,
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
@@ -45,6 +47,7 @@ from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
     SCRUB_TIMEOUT_SECONDS,
     check_mirror,
+    check_mirror_content,
     mirror_archive,
     scrub_mirror,
 )
@@ -81,13 +84,24 @@ _STALE_AFTER = "gomoku_stale_after"
 _S3_STORE = "gomoku_s3_store"
 
 
-def check_schedule(period_seconds: int) -> tuple[set[int], set[int] | None]:
-    """arq cron's ``second`` and ``minute`` (None: every minute) that run a job at least every
-    ``period_seconds`` (5..3600, whole minutes from 60 on). A period that does not divide the
-    hour gives a shorter gap at the hour, never a longer one."""
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """arq cron's ``second``, ``minute`` and ``hour`` (None: every one)."""
+
+    second: set[int]
+    minute: set[int] | None = None
+    hour: set[int] | None = None
+
+
+def check_schedule(period_seconds: int) -> Schedule:
+    """When to run a job at least every ``period_seconds`` (5 to 59, whole minutes below an
+    hour, whole hours from an hour on: ``Settings`` checks it). A period that does not divide
+    the minute, hour or day gives a shorter gap at its turn, never a longer one."""
     if period_seconds < 60:
-        return set(range(0, 60, period_seconds)), None
-    return {0}, set(range(0, 60, period_seconds // 60))
+        return Schedule(set(range(0, 60, period_seconds)))
+    if period_seconds < 3600:
+        return Schedule({0}, set(range(0, 60, period_seconds // 60)))
+    return Schedule({0}, {0}, set(range(0, 24, period_seconds // 3600)))
 
 
 def worker_name() -> str:
@@ -133,17 +147,29 @@ def worker_options(
                 max_tries=1,
             )
         )
-        seconds, minutes = check_schedule(settings.mirror_check_seconds)
-        cron_jobs.append(
+        head = check_schedule(settings.mirror_check_seconds)
+        content = check_schedule(settings.mirror_content_check_seconds)
+        cron_jobs += [
             cron(
                 check_mirror,
                 name=CHECK_CRON_NAME,
-                second=seconds,
-                minute=minutes,
+                second=head.second,
+                minute=head.minute,
                 timeout=max(settings.mirror_check_seconds, 60),
                 max_tries=1,
-            )
-        )
+            ),
+            cron(
+                check_mirror_content,
+                name=CONTENT_CHECK_CRON_NAME,
+                second=content.second,
+                minute=content.minute,
+                hour=content.hour,
+                # A pass that outlasts its period overlaps the next, which then skips the
+                # files it holds (their locks): whole files of a big archive take a while.
+                timeout=min(max(settings.mirror_content_check_seconds, 600), SCRUB_TIMEOUT_SECONDS),
+                max_tries=1,
+            ),
+        ]
     return {
         "functions": [
             func(
