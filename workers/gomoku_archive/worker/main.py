@@ -35,7 +35,7 @@ from gomoku_archive.jobs.ids import (
     SCRUB_CRON_NAME,
 )
 from gomoku_archive.logs import get_logger
-from gomoku_archive.queue.connection import QUEUE_NAME, redis_settings
+from gomoku_archive.queue.connection import QUEUE_NAME, connect_worker
 from gomoku_archive.queue.worker_keys import retire_worker
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
@@ -43,6 +43,7 @@ from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.worker import context
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import export_month, export_range
+from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
     SCRUB_TIMEOUT_SECONDS,
@@ -77,6 +78,9 @@ throughput comes from more worker processes, which also spreads months over mach
 DEFAULT_GRACE_SECONDS = 25
 """Below Kubernetes' default 30 s termination grace period, so arq cancels cleanly first."""
 DEFAULT_STALE_AFTER_SECONDS = 30.0
+REDIS_START_RETRIES = 5
+"""Tries a second apart before a worker that cannot reach Redis at its start gives up (a Redis
+restarting beside it); once running, it waits for Redis however long it is away."""
 
 _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
@@ -198,7 +202,6 @@ def worker_options(
         ],
         "cron_jobs": cron_jobs,
         "queue_name": QUEUE_NAME,
-        "redis_settings": redis_settings(settings.redis_url, retries=5),
         "job_serializer": serialize,
         "job_deserializer": deserialize,
         "on_startup": _startup,
@@ -265,8 +268,13 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 
 async def run_worker(settings: Settings, **options: Any) -> Worker:
     """Run a worker in the current event loop until SIGTERM/SIGINT (or, with ``burst=True``,
-    until the queue is empty); everything it opened is closed on the way out."""
-    worker = Worker(**worker_options(settings, **options))
+    until the queue is empty); everything it opened is closed on the way out. Its job loop
+    outlives a Redis outage and beats its heartbeat file (``worker.job_loop``)."""
+    arguments = worker_options(settings, **options)
+    # Real time, whatever clock the jobs are given: the probe compares it with its own.
+    heartbeat = LoopHeartbeat(context.worker_of(arguments["ctx"]), clock=utc_now)
+    client = await connect_worker(settings.redis_url, retries=REDIS_START_RETRIES)
+    worker = ArchiveWorker(heartbeat=heartbeat, redis_pool=client, **arguments)
     try:
         await worker.async_run()
     except asyncio.CancelledError:
