@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from gomoku_archive.db.pool import create_pool
+from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
@@ -39,7 +41,7 @@ from gomoku_archive.queue.connection import QUEUE_NAME, connect_worker
 from gomoku_archive.queue.worker_keys import retire_worker
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
-from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import export_month, export_range
@@ -95,6 +97,21 @@ class Schedule:
     second: set[int]
     minute: set[int] | None = None
     hour: set[int] | None = None
+
+
+class ExpectedFailures(logging.Filter):
+    """arq logs every failed job with its traceback. A ``MirrorFailed`` is an expected outcome
+    (a store that refused or stayed away) that ``mirror_jobs`` has logged in full already
+    (``mirror_job``, outcome ``failed``): arq's one line stays, its traceback goes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is not None and isinstance(record.exc_info[1], MirrorFailed):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_EXPECTED_FAILURES = ExpectedFailures()
 
 
 def check_schedule(period_seconds: int) -> Schedule:
@@ -269,7 +286,13 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 async def run_worker(settings: Settings, **options: Any) -> Worker:
     """Run a worker in the current event loop until SIGTERM/SIGINT (or, with ``burst=True``,
     until the queue is empty); everything it opened is closed on the way out. Its job loop
-    outlives a Redis outage and beats its heartbeat file (``worker.job_loop``)."""
+    outlives a Redis outage and beats its heartbeat file (``worker.job_loop``). With S3 set,
+    a bucket it cannot use stops it before anything starts (``storage.s3.require_bucket``)."""
+    if settings.mirror_enabled:
+        await require_bucket(settings)
+    arq_log = logging.getLogger("arq.worker")
+    if _EXPECTED_FAILURES not in arq_log.filters:
+        arq_log.addFilter(_EXPECTED_FAILURES)
     arguments = worker_options(settings, **options)
     # Real time, whatever clock the jobs are given: the probe compares it with its own.
     heartbeat = LoopHeartbeat(context.worker_of(arguments["ctx"]), clock=utc_now)
