@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import signal
 import socket
 import time
 
@@ -212,3 +213,31 @@ async def test_the_stop_keeps_one_bound_whatever_the_clients_do(db_dsn: str, poo
     assert exited <= DRAIN + GRACE + 1.5, "the pod's bound: drain + grace, and the clean-up"
     assert (cut["requests"], cut["reason"]) == (2, "grace over")
     assert stopped["cut_requests"] == 2 and GRACE - 0.1 <= stopped["grace_used_s"] <= GRACE + 0.3
+
+
+async def test_further_signals_end_the_drain_then_the_grace(db_dsn: str, pool: Pool) -> None:
+    """An operator in a hurry: the second SIGTERM ends the drain, the third cuts what is in
+    flight at once, however long the drain and the grace would have been."""
+    big = await publish_bytes(pool, "2026-08", random_bytes(BIG, seed=21))
+    server = ServerProcess(
+        db_dsn, extra_env={"SHUTDOWN_DRAIN_SECONDS": "60", "SHUTDOWN_GRACE_SECONDS": "60"}
+    )
+    await asyncio.to_thread(server.start)
+    assert server.proc is not None
+    try:
+        reader, writer = await _raw_get(server.port, f"/api/v1/database/files/{big.file_name}")
+        await reader.read(16 * 1024)  # then reads nothing more
+        started = time.monotonic()
+        for _ in range(3):
+            server.proc.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.5)
+        code = await asyncio.wait_for(asyncio.to_thread(server.proc.wait), 10)
+        seconds = time.monotonic() - started
+        writer.close()
+    finally:
+        server.stop()
+    lines = server.output.decode().splitlines()
+    events = {e["event"]: e for e in (json.loads(line) for line in lines if line.startswith("{"))}
+    assert code == 0
+    assert seconds < 3, f"stopped {seconds:.1f} s after the first signal"
+    assert (events["serve_cut"]["requests"], events["serve_cut"]["reason"]) == (1, "signal")

@@ -2,7 +2,7 @@
 evidence ``gomoku-archive worker --check`` (the liveness probe) reads; ``jobs.liveness`` says
 why the probe looks at the loop and not at Redis.
 
-The file is ``<temporary directory>/gomoku-archive-worker/<pid>.json`` (``$TMPDIR``, else
+The file is ``<temporary directory>/gomoku-archive-worker-<uid>/<pid>.json`` (``$TMPDIR``, else
 ``/tmp``: the chart's emptyDir), rewritten atomically at most every ``BEAT_SECONDS`` and at once
 when Redis goes away or comes back; a worker that stops removes it."""
 
@@ -25,7 +25,8 @@ from gomoku_archive.queue.connection import REDIS_ERRORS
 log = get_logger(__name__)
 
 BEAT_SECONDS = 2.0
-DIRECTORY_NAME = "gomoku-archive-worker"
+DIRECTORY_NAME = f"gomoku-archive-worker-{os.getuid()}"
+"""Per user: on a machine several users share, one's folder never blocks another's worker."""
 
 
 def beat_directory() -> Path:
