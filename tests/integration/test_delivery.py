@@ -565,12 +565,11 @@ async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_conten
 
 
 async def test_a_cdn_serving_wrong_bytes_of_the_right_length_is_withdrawn(
-    db_dsn: str, pool: Pool, settings: Settings, moto_store: Store, monkeypatch: pytest.MonkeyPatch
+    db_dsn: str, pool: Pool, settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Behind a CDN: its edge serves the right length with one byte wrong, in the third of
     four windows. HEAD (status, length) passes; the content check reads that window at the
     CDN address as a downloader would, with a Range request, and withdraws the copy."""
-    store = moto_store
     for name, value in store.credentials.items():
         monkeypatch.setenv(name, value)
     bucket = new_bucket(store.endpoint, store.credentials)
