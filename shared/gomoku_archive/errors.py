@@ -32,6 +32,12 @@ class RedisUnavailable(ArchiveError):
     exit_code = 3
 
 
+class StoreUnavailable(ArchiveError):
+    """The S3 store cannot be reached (the network, the endpoint): a later start may work."""
+
+    exit_code = 3
+
+
 class InvalidMonth(ArchiveError):
     """A month string is not YYYY-MM, or the month is not one this service publishes."""
 

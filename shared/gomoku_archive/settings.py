@@ -43,11 +43,19 @@ DEFAULT_S3_PRESIGN_SECONDS = 3600
 S3_MIN_PRESIGN_SECONDS = 60
 S3_MAX_PRESIGN_SECONDS = 7 * 24 * 3600
 """SigV4's limit on a presigned URL's life."""
-DEFAULT_MIRROR_CHECK_SECONDS = 600
+DEFAULT_MIRROR_CHECK_SECONDS = 60
+"""A copy gone or changed in a way HEAD sees stays a redirect target about a minute at most."""
 MIN_MIRROR_CHECK_SECONDS = 5
 MAX_MIRROR_CHECK_SECONDS = 3600
-DEFAULT_SHUTDOWN_DRAIN_SECONDS = 5.0
+DEFAULT_MIRROR_CONTENT_CHECK_SECONDS = 900
+MAX_MIRROR_CONTENT_CHECK_SECONDS = 86400
+DEFAULT_MIRROR_CONTENT_SAMPLE_BYTES = MIB
+DEFAULT_SHUTDOWN_DRAIN_SECONDS = 15.0
+"""Long enough for an Ingress controller to drop a terminating pod's endpoint (docs/operators/
+deployment.md, "Rolling updates")."""
 MAX_SHUTDOWN_DRAIN_SECONDS = 300.0
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 30.0
+MAX_SHUTDOWN_GRACE_SECONDS = 3600.0
 
 
 def parse_size(text: str) -> int:
@@ -112,6 +120,12 @@ class Settings:
     A copy is a redirect target only after an anonymous GET of its CDN URL read its bytes."""
     mirror_check_seconds: int = DEFAULT_MIRROR_CHECK_SECONDS
     """Period of the cheap check (HEAD) of every redirect target by the worker."""
+    mirror_content_check_seconds: int = DEFAULT_MIRROR_CONTENT_CHECK_SECONDS
+    """Period of the content check: a sample of every redirect target's bytes read and
+    compared with PostgreSQL's, in the bucket and (behind a CDN) at its CDN address."""
+    mirror_content_sample_bytes: int = DEFAULT_MIRROR_CONTENT_SAMPLE_BYTES
+    """Bytes of each file the content check reads per pass, a window that moves on at every
+    pass until it has covered the file; 0: every file whole (its SHA-256) at every pass."""
     download_cache_dir: Path | None = None
     """A local directory where the API keeps verified copies of archives to serve with
     sendfile (archives are immutable and content-addressed); off when unset."""
@@ -135,6 +149,8 @@ class Settings:
     shutdown_drain_seconds: float = DEFAULT_SHUTDOWN_DRAIN_SECONDS
     """After SIGTERM the API fails ``/readyz`` but keeps accepting this long, so load
     balancers take it out of rotation before it stops accepting."""
+    shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    """After the drain, how long responses in flight may go on; then they are cut."""
     log_format: LogFormat = "json"
     log_level: str = "INFO"
 
@@ -225,11 +241,20 @@ class Settings:
             f"{S3_MAX_PRESIGN_SECONDS} (SigV4's 7 days), got {self.s3_presign_seconds}",
         )
         check(
-            MIN_MIRROR_CHECK_SECONDS <= self.mirror_check_seconds <= MAX_MIRROR_CHECK_SECONDS
-            and (self.mirror_check_seconds < 60 or self.mirror_check_seconds % 60 == 0),
+            _is_period(self.mirror_check_seconds, MAX_MIRROR_CHECK_SECONDS),
             f"MIRROR_CHECK_SECONDS must be from {MIN_MIRROR_CHECK_SECONDS} to "
             f"{MAX_MIRROR_CHECK_SECONDS}, whole minutes from 60 on, "
             f"got {self.mirror_check_seconds}",
+        )
+        check(
+            _is_period(self.mirror_content_check_seconds, MAX_MIRROR_CONTENT_CHECK_SECONDS),
+            f"MIRROR_CONTENT_CHECK_SECONDS must be from {MIN_MIRROR_CHECK_SECONDS} to "
+            f"{MAX_MIRROR_CONTENT_CHECK_SECONDS}, whole minutes from 60 on and whole hours "
+            f"from 3600 on, got {self.mirror_content_check_seconds}",
+        )
+        check(
+            self.mirror_content_sample_bytes >= 0,
+            "MIRROR_CONTENT_SAMPLE_BYTES must be a size like 1MiB, or 0 for whole files",
         )
         for name, port in (("PORT", self.port), ("METRICS_PORT", self.metrics_port)):
             check(
@@ -244,6 +269,11 @@ class Settings:
             0 <= self.shutdown_drain_seconds <= MAX_SHUTDOWN_DRAIN_SECONDS,
             f"SHUTDOWN_DRAIN_SECONDS must be from 0 to {MAX_SHUTDOWN_DRAIN_SECONDS:.0f}, "
             f"got {self.shutdown_drain_seconds}",
+        )
+        check(
+            0 <= self.shutdown_grace_seconds <= MAX_SHUTDOWN_GRACE_SECONDS,
+            f"SHUTDOWN_GRACE_SECONDS must be from 0 to {MAX_SHUTDOWN_GRACE_SECONDS:.0f}, "
+            f"got {self.shutdown_grace_seconds}",
         )
         for name, url in (
             ("S3_ENDPOINT_URL", self.s3_endpoint_url),
@@ -325,18 +355,22 @@ class Settings:
         for name, attribute in (
             ("S3_PRESIGN_SECONDS", "s3_presign_seconds"),
             ("MIRROR_CHECK_SECONDS", "mirror_check_seconds"),
+            ("MIRROR_CONTENT_CHECK_SECONDS", "mirror_content_check_seconds"),
             ("PORT", "port"),
             ("METRICS_PORT", "metrics_port"),
         ):
             parse(name, attribute, _integer(name))
-        parse(
-            "SHUTDOWN_DRAIN_SECONDS", "shutdown_drain_seconds", _seconds("SHUTDOWN_DRAIN_SECONDS")
-        )
+        for name, attribute in (
+            ("SHUTDOWN_DRAIN_SECONDS", "shutdown_drain_seconds"),
+            ("SHUTDOWN_GRACE_SECONDS", "shutdown_grace_seconds"),
+        ):
+            parse(name, attribute, _seconds(name))
         parse("EXPORT_FIRST_MONTH", "export_first_month", Month.parse)
         parse("EXPORT_PROCESSES", "export_processes", _whole_number("EXPORT_PROCESSES"))
         parse("S3_PREFIX", "s3_prefix", _prefix)
         parse("S3_REDIRECT", "s3_redirect", parse_bool)
         parse("S3_PART_SIZE", "s3_part_size", parse_size)
+        parse("MIRROR_CONTENT_SAMPLE_BYTES", "mirror_content_sample_bytes", parse_size)
         parse("DOWNLOAD_CACHE_DIR", "download_cache_dir", Path)
         parse("DOWNLOAD_CACHE_BYTES", "download_cache_bytes", parse_size)
         parse("TOOLS_DIR", "tools_dir", Path)
@@ -396,6 +430,16 @@ def _seconds(name: str) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def _is_period(seconds: int, most: int) -> bool:
+    """A period arq's cron can keep (``worker.main.check_schedule``): 5 to 59 seconds, whole
+    minutes below an hour, whole hours from an hour on; at most ``most``."""
+    if not MIN_MIRROR_CHECK_SECONDS <= seconds <= most:
+        return False
+    if seconds >= 3600:
+        return seconds % 3600 == 0
+    return seconds < 60 or seconds % 60 == 0
 
 
 def _prefix(text: str) -> str:

@@ -14,7 +14,6 @@ import yaml
 
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.metrics import Metrics
-from gomoku_archive.web.serve_cmd import SHUTDOWN_TIMEOUT_SECONDS
 from tests.deploy.deploy_support import CHART, parse_command, run_tool, setting_names, tool
 from tests.deploy.helm_support import (
     FULL_VALUES,
@@ -153,7 +152,7 @@ def test_what_each_variant_renders(rendered: dict[str, list[Manifest]]) -> None:
          "PodDisruptionBudget", "Job"]
     )  # fmt: skip
     assert set(kinds("full")) - set(kinds("default")) == {
-        "HorizontalPodAutoscaler", "Ingress", "ServiceMonitor", "PrometheusRule"
+        "HorizontalPodAutoscaler", "Ingress", "ServiceMonitor", "PrometheusRule", "NetworkPolicy"
     }  # fmt: skip
     assert "Secret" not in kinds("existing-secret")
 
@@ -219,11 +218,11 @@ def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> Non
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert api["spec"]["replicas"] == 2
-    # The drain, then downloads in flight may take the serve command's whole shutdown timeout.
-    assert api["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > (
-        env.shutdown_drain_seconds + SHUTDOWN_TIMEOUT_SECONDS
+    # The drain, then the grace downloads in flight get, then a margin for the clean-up.
+    assert api["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == (
+        env.shutdown_drain_seconds + env.shutdown_grace_seconds + 5
     )
-    assert env.shutdown_drain_seconds == 5
+    assert (env.shutdown_drain_seconds, env.shutdown_grace_seconds) == (15, 30)
     service = find(manifests, "Service")
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     assert (
@@ -238,19 +237,28 @@ def test_api_probes_port_and_service(rendered: dict[str, list[Manifest]]) -> Non
     assert pdb["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
 
 
-def test_a_drain_that_outlasts_the_grace_period_is_refused(helm: Helm) -> None:
+def test_the_termination_grace_period_follows_the_drain_and_the_grace(helm: Helm) -> None:
+    def api_pod(*values: str) -> Manifest:
+        manifests = helm.template(*DEFAULT_VALUES, *values)
+        spec: Manifest = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]
+        return spec["spec"]
+
+    derived = api_pod("--set", "api.drainSeconds=20", "--set", "api.graceSeconds=10")
+    assert derived["terminationGracePeriodSeconds"] == 35
+    (container,) = derived["containers"]
+    assert env_of(container)["SHUTDOWN_DRAIN_SECONDS"] == "20"
+    assert env_of(container)["SHUTDOWN_GRACE_SECONDS"] == "10"
+    given = api_pod("--set", "api.terminationGracePeriodSeconds=90")
+    assert given["terminationGracePeriodSeconds"] == 90, "more than needed is the operator's"
     done = helm.run(
         "template", "x", str(CHART), *DEFAULT_VALUES, "--set", "api.drainSeconds=20",
         "--set", "api.terminationGracePeriodSeconds=45",
     )  # fmt: skip
     assert done.returncode != 0
-    assert "must exceed api.drainSeconds + 30" in done.stderr
-    manifests = helm.template(*DEFAULT_VALUES, "--set", "api.drainSeconds=20",
-                              "--set", "api.terminationGracePeriodSeconds=60")  # fmt: skip
-    (container,) = find(manifests, "Deployment", f"{FULLNAME}-api")["spec"]["template"]["spec"][
-        "containers"
-    ]
-    assert env_of(container)["SHUTDOWN_DRAIN_SECONDS"] == "20"
+    assert (
+        "api.terminationGracePeriodSeconds (45) must be at least api.drainSeconds + "
+        "api.graceSeconds + 5 (55)" in done.stderr
+    )
 
 
 def test_the_pdb_never_blocks_a_drain_of_one_replica(helm: Helm) -> None:
@@ -309,17 +317,46 @@ def test_the_download_cache_is_requested_as_ephemeral_storage(
     assert container["resources"]["requests"]["ephemeral-storage"] == cache["emptyDir"]["sizeLimit"]
 
 
-def test_pods_roll_when_an_existing_secret_changes(helm: Helm, tmp_path: Path) -> None:
+def test_pods_roll_when_an_existing_secret_changes(helm: Helm) -> None:
     # `lookup` reads the Secret from the cluster at install/upgrade time; `helm template` has no
-    # cluster, so the annotation must at least be there and differ from the own Secret's.
-    own = helm.template(*DEFAULT_VALUES)
-    existing = helm.template(*EXISTING_SECRET)
-    for manifests in (own, existing):
+    # cluster: there the operator's existingSecretChecksum (or Reloader) is what rolls the pods.
+    def annotations(*values: str) -> list[dict[str, str]]:
+        manifests = helm.template(*values)
+        found = []
         for kind in ("api", "worker"):
             pod = find(manifests, "Deployment", f"{FULLNAME}-{kind}")["spec"]["template"]
-            assert re.fullmatch(r"[0-9a-f]{64}", pod["metadata"]["annotations"]["checksum/secret"])
+            found.append(pod["metadata"]["annotations"])
+        return found
+
+    for pods in (annotations(*DEFAULT_VALUES), annotations(*EXISTING_SECRET)):
+        for pod in pods:
+            assert re.fullmatch(r"[0-9a-f]{64}", pod["checksum/secret"])
     helpers = (CHART / "templates" / "_helpers.tpl").read_text(encoding="utf-8")
     assert 'lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret' in helpers
+
+    unset = {a["checksum/secret"] for a in annotations(*EXISTING_SECRET)}
+    first = {
+        a["checksum/secret"]
+        for a in annotations(*EXISTING_SECRET, "--set", "secrets.existingSecretChecksum=v1")
+    }
+    second = {
+        a["checksum/secret"]
+        for a in annotations(*EXISTING_SECRET, "--set", "secrets.existingSecretChecksum=v2")
+    }
+    assert len(unset) == len(first) == len(second) == 1, "both Deployments roll together"
+    assert len(unset | first | second) == 3, "a new value, a new annotation: the pods roll"
+
+
+def test_a_reloader_annotation_names_the_secret(helm: Helm) -> None:
+    for values, secret in ((DEFAULT_VALUES, FULLNAME), (EXISTING_SECRET, "archive-credentials")):
+        manifests = helm.template(*values, "--set", "secrets.reloaderAnnotation=true")
+        for kind in ("api", "worker"):
+            deployment = find(manifests, "Deployment", f"{FULLNAME}-{kind}")
+            assert deployment["metadata"]["annotations"] == {
+                "secret.reloader.stakater.com/reload": secret
+            }
+        off = find(helm.template(*values), "Deployment", f"{FULLNAME}-api")
+        assert "annotations" not in off["metadata"]
 
 
 def test_api_probes_can_be_turned_off(helm: Helm) -> None:
@@ -347,6 +384,24 @@ def test_worker_liveness_and_termination(rendered: dict[str, list[Manifest]]) ->
     assert container["livenessProbe"]["timeoutSeconds"] > 4, "the check's own Redis deadline"
     assert "ports" not in container
     assert {"name": "EXPORT_PROCESSES", "value": "2"} in container["env"]
+    assert container["resources"]["requests"]["cpu"] == "2", "a core per export process"
+
+
+def test_the_worker_requests_a_core_per_export_process(helm: Helm) -> None:
+    def worker(*values: str) -> Manifest:
+        manifests = helm.template(*DEFAULT_VALUES, *values)
+        deployment = find(manifests, "Deployment", f"{FULLNAME}-worker")
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        found: Manifest = container
+        return found
+
+    four = worker("--set", "worker.exportProcesses=4")
+    assert four["resources"]["requests"] == {"cpu": "4", "memory": "256Mi"}
+    assert {"name": "EXPORT_PROCESSES", "value": "4"} in four["env"]
+    given = worker(
+        "--set", "worker.exportProcesses=4", "--set", "worker.resources.requests.cpu=1500m"
+    )  # fmt: skip
+    assert given["resources"]["requests"]["cpu"] == "1500m", "an explicit request wins"
 
 
 def test_migration_is_a_hook_that_can_read_its_database_url(
@@ -393,11 +448,91 @@ def test_credentials_come_from_the_chart_secret_or_an_existing_one(
 
 def test_the_s3_settings_reach_the_configmap(rendered: dict[str, list[Manifest]]) -> None:
     default = find(rendered["default"], "ConfigMap")["data"]
-    assert not any(key.startswith("S3_") for key in default)
+    assert not any(key.startswith(("S3_", "MIRROR_")) for key in default)
     full = find(rendered["full"], "ConfigMap")["data"]
     assert full["S3_BUCKET"] == "gomoku-archive"
     assert full["S3_REDIRECT"] == "on"
     assert full["CDN_BASE_URL"] == "https://cdn.example.com/archives"
+    assert "S3_PUBLIC_ENDPOINT_URL" not in full, "behind a CDN nothing is presigned"
+    settings = Settings.from_env(full, isatty=False)
+    assert settings.mirror_check_seconds == 60
+    assert settings.mirror_content_check_seconds == 900
+    assert settings.mirror_content_sample_bytes == 1024 * 1024
+
+
+def test_an_in_cluster_store_gets_a_public_endpoint_and_content_checks(helm: Helm) -> None:
+    manifests = helm.template(
+        *DEFAULT_VALUES,
+        "--set", "config.s3.bucket=archives",
+        "--set", "config.s3.endpointUrl=http://minio.storage.svc:9000",
+        "--set", "config.s3.publicEndpointUrl=https://s3.example.com",
+        "--set", "config.s3.contentCheckSeconds=7200",
+        "--set-string", "config.s3.contentSampleBytes=0",
+    )  # fmt: skip
+    config = find(manifests, "ConfigMap")["data"]
+    assert config["S3_PUBLIC_ENDPOINT_URL"] == "https://s3.example.com"
+    settings = Settings.from_env(config, isatty=False)
+    assert settings.s3_public_endpoint_url == "https://s3.example.com"
+    assert settings.s3_endpoint_url == "http://minio.storage.svc:9000"
+    assert (settings.mirror_content_check_seconds, settings.mirror_content_sample_bytes) == (
+        7200,
+        0,
+    )
+    for bad in ("config.s3.publicEndpointUrl=minio:9000", "config.s3.contentSampleBytes=lots"):
+        done = helm.run("template", "x", str(CHART), *DEFAULT_VALUES, "--set", bad)
+        assert "values don't meet the specifications of the schema" in done.stderr, bad
+
+
+def test_network_policies_are_optional_and_fit_the_pods(
+    helm: Helm, rendered: dict[str, list[Manifest]]
+) -> None:
+    assert not [m for m in rendered["default"] if m["kind"] == "NetworkPolicy"]
+    manifests = rendered["full"]
+    policies = {
+        m["metadata"]["name"].removeprefix(FULLNAME + "-"): m["spec"]
+        for m in manifests
+        if m["kind"] == "NetworkPolicy"
+    }
+    assert set(policies) == {"api", "worker", "migrate"}
+    for component, policy in policies.items():
+        workload = next(
+            spec for name, spec in pod_specs(manifests) if name == f"{FULLNAME}-{component}"
+        )
+        pod_labels = next(
+            m["spec"]["template"]["metadata"]["labels"]
+            for m in manifests
+            if m["kind"] in ("Deployment", "Job") and m["metadata"]["name"].endswith(component)
+        )
+        assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items(), component
+        assert policy["policyTypes"] == ["Ingress", "Egress"]
+        egress_ports = {p["port"] for rule in policy["egress"] for p in rule["ports"]}
+        assert {53, 5432} <= egress_ports, component
+        assert (6379 in egress_ports) == (component != "migrate")
+        assert (443 in egress_ports) == (component == "worker"), "only the worker reaches S3"
+        if component != "api":
+            assert policy["ingress"] == [], f"nothing may reach the {component}"
+            continue
+        (container,) = workload["containers"]
+        named = {p["name"] for p in container["ports"]}
+        http, metrics = policy["ingress"]
+        assert http["ports"] == [{"port": "http", "protocol": "TCP"}]
+        assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+        assert {"http", "metrics"} <= named
+        assert http["from"] == [
+            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
+        ]
+    database = next(r for r in policies["worker"]["egress"] if r["ports"][0]["port"] == 5432)
+    assert database["to"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "db"}}}
+    ], "the full values narrow PostgreSQL to its namespace"
+    custom = helm.template(
+        *DEFAULT_VALUES, "--set", "networkPolicy.enabled=true",
+        "--set", "networkPolicy.s3.ports={443,9000}", "--set", "networkPolicy.redis.port=6380",
+    )  # fmt: skip
+    worker = find(custom, "NetworkPolicy", f"{FULLNAME}-worker")["spec"]
+    ports = [[p["port"] for p in rule["ports"]] for rule in worker["egress"]]
+    assert ports == [[53, 53], [5432], [6380], [443, 9000]]
+    assert all("to" not in rule for rule in worker["egress"][1:]), "no peers: any address"
 
 
 # --- the optional parts ----------------------------------------------------------------------
@@ -486,7 +621,10 @@ def test_prometheus_rule_alerts_on_metrics_the_api_exports(
 # --- values and notes ----------------------------------------------------------------------
 
 
-PASSED_THROUGH = {"resources", "podSecurityContext", "securityContext", "hosts", "tls"}
+PASSED_THROUGH = {
+    "resources", "podSecurityContext", "securityContext", "hosts", "tls",
+    "ingressFrom", "metricsFrom", "dnsTo", "to",
+}  # fmt: skip
 """Blocks handed to Kubernetes as they are: a comment on the block describes them."""
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -93,49 +94,80 @@ def free_port() -> int:
     return port
 
 
+class RedisServer:
+    """A ``redis-server`` of the caller's own on a loopback port, keeping nothing on disk, that
+    a test may stop (``kill``), start again on the same port, or ``pause`` (SIGSTOP: it keeps
+    its connections and answers nothing, as a Redis behind a dropped network path)."""
+
+    def __init__(self, workdir: str) -> None:
+        binary = shutil.which(REDIS_SERVER)
+        if binary is None:
+            raise RuntimeError(f"{REDIS_SERVER} is not installed (set TEST_REDIS_SERVER)")
+        self.binary = binary
+        self.workdir = workdir
+        self.port = free_port()
+        self.base = f"redis://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        options = {"bind": "127.0.0.1", "port": str(self.port), "save": "",
+                   "appendonly": "no", "dir": self.workdir, "databases": "16"}  # fmt: skip
+        args = [self.binary]
+        for name, value in options.items():
+            args += [f"--{name}", value]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        deadline = time.monotonic() + 10
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.exceptions.ConnectionError:
+                    if time.monotonic() > deadline or self.proc.poll() is not None:
+                        raise
+                    time.sleep(0.02)
+        finally:
+            client.close()
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def pause(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a paused one cannot act on SIGTERM
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+@contextmanager
+def redis_server() -> Iterator[RedisServer]:
+    """A running ``RedisServer``, stopped afterwards."""
+    with tempfile.TemporaryDirectory(prefix="gpa-test-redis-") as workdir:
+        server = RedisServer(workdir)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
 @contextmanager
 def private_redis() -> Iterator[str]:
     """A ``redis-server`` of the caller's own on a free loopback port, keeping nothing on disk;
     yields its base URL (``redis://127.0.0.1:PORT``) and stops it afterwards."""
-    binary = shutil.which(REDIS_SERVER)
-    if binary is None:
-        raise RuntimeError(f"{REDIS_SERVER} is not installed (set TEST_REDIS_SERVER)")
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="gpa-test-redis-") as workdir:
-        proc = subprocess.Popen(
-            [
-                binary,
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                workdir,
-                "--databases",
-                "16",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            client = redis.Redis(host="127.0.0.1", port=port)
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    client.ping()
-                    break
-                except redis.exceptions.ConnectionError:
-                    if time.monotonic() > deadline or proc.poll() is not None:
-                        raise
-                    time.sleep(0.02)
-            client.close()
-            yield f"redis://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            proc.wait(10)
+    with redis_server() as server:
+        yield server.base
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -40,12 +42,14 @@ CREDENTIALS = {
 class MotoServer:
     """``moto_server`` as a separate process on a loopback port of its own, which a test may
     SIGKILL and start again on the same port (moto keeps nothing: a restarted one is empty).
-    With ``auth`` it checks credentials, and knows none, so it refuses every request (403)."""
+    With ``auth`` it checks credentials, and knows none, so it refuses every request (403) but
+    the first ``free_requests`` (credentials revoked once those are done)."""
 
-    def __init__(self, *, auth: bool = False) -> None:
+    def __init__(self, *, auth: bool = False, free_requests: int = 0) -> None:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        self._env = dict(os.environ) | ({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if auth else {})
+        free = {"INITIAL_NO_AUTH_ACTION_COUNT": str(free_requests)}
+        self._env = dict(os.environ) | (free if auth else {})
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -58,11 +62,10 @@ class MotoServer:
         deadline = time.monotonic() + 20
         while True:
             try:
-                client(self.endpoint).list_buckets()
-                return
-            except botocore.exceptions.ClientError:
-                return  # it answers (with auth on, by refusing)
-            except botocore.exceptions.EndpointConnectionError:
+                # moto's own API, which uses none of the free requests an S3 call would.
+                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=2):
+                    return
+            except (urllib.error.URLError, ConnectionError):
                 if time.monotonic() > deadline or self._process.poll() is not None:
                     raise
                 time.sleep(0.1)
@@ -81,15 +84,15 @@ class MotoServer:
 
 
 @contextlib.contextmanager
-def moto_server(*, auth: bool = False) -> Iterator[str]:
+def moto_server(*, auth: bool = False, free_requests: int = 0) -> Iterator[str]:
     """A ``MotoServer`` for the block; yields its endpoint URL."""
-    with running_moto(auth=auth) as server:
+    with running_moto(auth=auth, free_requests=free_requests) as server:
         yield server.endpoint
 
 
 @contextlib.contextmanager
-def running_moto(*, auth: bool = False) -> Iterator[MotoServer]:
-    server = MotoServer(auth=auth)
+def running_moto(*, auth: bool = False, free_requests: int = 0) -> Iterator[MotoServer]:
+    server = MotoServer(auth=auth, free_requests=free_requests)
     server.start()
     try:
         yield server

@@ -4,7 +4,8 @@ single), the read-back, the scrub, the cheap HEAD check withdrawing a deleted or
 once, and a client without credentials following the API's redirect to the right bytes. Then
 the CDN gate (a loopback "CDN" in front of the bucket): a copy is a redirect target only after
 an anonymous read of its CDN address returned its bytes; and the redirect of Compose's layout,
-signed for the address downloaders reach."""
+signed for the address downloaders reach. Last, the content check: wrong bytes of the right
+length (and ETag), in the bucket and at the CDN, which no HEAD can see."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.web.freshness import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.worker import context
-from gomoku_archive.worker.mirror_jobs import check_mirror, mirror_archive
+from gomoku_archive.worker.mirror_jobs import check_mirror, check_mirror_content, mirror_archive
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.s3_support import (
     CREDENTIALS,
@@ -218,11 +220,15 @@ async def test_a_store_without_multipart_listing_or_checksums_is_no_failure(
 
 class LoopbackCdn:
     """A CDN in front of the bucket on a loopback port: it fetches objects with the bucket's
-    credentials (as CloudFront's origin access does) and serves them to anyone. ``mode``
-    ``ok``, ``wrong`` (one byte flipped) or ``forbidden`` (403, as a misconfigured origin)."""
+    credentials (as CloudFront's origin access does) and serves them to anyone, ranges too.
+    ``mode`` ``ok``, ``wrong`` (the byte at ``damage_at`` flipped: a bad edge cache, of the
+    right length) or ``forbidden`` (403, as a misconfigured origin). ``served`` counts the
+    body bytes it sent."""
 
     def __init__(self, store: Store, bucket: str) -> None:
         self.mode = "ok"
+        self.damage_at = 0
+        self.served = 0
         self._s3 = client(store.endpoint, store.credentials)
         self._bucket = bucket
         app = web.Application()
@@ -243,9 +249,18 @@ class LoopbackCdn:
             )
         except Exception:
             return web.Response(status=404)
-        if self.mode == "wrong":
-            body = bytes([body[0] ^ 1]) + body[1:]
-        return web.Response(body=body)
+        if self.mode == "wrong" and self.damage_at < len(body):
+            at = self.damage_at
+            body = body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
+        if request.headers.get("Range") is None:
+            self.served += 0 if request.method == "HEAD" else len(body)
+            return web.Response(body=body)
+        wanted = request.http_range
+        start, stop, _ = wanted.indices(len(body))
+        part = body[start:stop]
+        self.served += len(part)
+        headers = {"Content-Range": f"bytes {start}-{stop - 1}/{len(body)}"}
+        return web.Response(status=206, body=part, headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -445,3 +460,238 @@ async def test_an_api_without_credentials_to_sign_with_serves_the_file_itself(
     async with serving(db_dsn, pool, settings=s3_settings) as api:
         url = f"/api/v1/database/files/{row.file_name}"
         assert await follow(api, url) == (200, row.sha256), "served here, not a 500"
+
+
+# --- the content check: wrong bytes of the right length ----------------------------------------
+
+COLLISION = (
+    bytes.fromhex(
+        "d131dd02c5e6eec4693d9a0698aff95c2fcab58712467eab4004583eb8fb7f89"
+        "55ad340609f4b30283e488832571415a085125e8f7cdc99fd91dbdf280373c5b"
+        "d8823e3156348f5bae6dacd436c919c6dd53e2b487da03fd02396306d248cda0"
+        "e99f33420f577ee8ce54b67080a80d1ec69821bcb6a8839396f9652b6ff72a70"
+    ),
+    bytes.fromhex(
+        "d131dd02c5e6eec4693d9a0698aff95c2fcab50712467eab4004583eb8fb7f89"
+        "55ad340609f4b30283e4888325f1415a085125e8f7cdc99fd91dbd7280373c5b"
+        "d8823e3156348f5bae6dacd436c919c6dd53e23487da03fd02396306d248cda0"
+        "e99f33420f577ee8ce54b67080280d1ec69821bcb6a8839396f965ab6ff72a70"
+    ),
+)
+"""Two 128-byte blocks with the same MD5 (Wang and Yu's 2004 collision). A file that starts
+with the first and one that starts with the second, the rest alike, have the same length and
+the same MD5, so the same S3 ETag: the damage is invisible to any HEAD."""
+SAMPLE = 64 * 1024
+CONTENT_PERIOD = 900
+
+
+def at_pass(number: int) -> datetime:
+    """A moment the content check counts as pass ``number`` (every CONTENT_PERIOD seconds)."""
+    return datetime.fromtimestamp(number * CONTENT_PERIOD, UTC)
+
+
+async def content_check(settings: Settings, pool: Pool, mirror: ArchiveMirror, number: int) -> Any:
+    ctx = await job_context(settings, pool, now=at_pass(number))
+    ctx[context.MIRROR] = mirror
+    try:
+        return await check_mirror_content(ctx)
+    finally:
+        await close_context(ctx)
+
+
+async def head_check(settings: Settings, pool: Pool, mirror: ArchiveMirror) -> Any:
+    ctx = await job_context(settings, pool, now=at_pass(0))
+    ctx[context.MIRROR] = mirror
+    try:
+        return await check_mirror(ctx)
+    finally:
+        await close_context(ctx)
+
+
+async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_content(
+    db_dsn: str, pool: Pool, store: Store, s3_settings: Settings, mirror: ArchiveMirror
+) -> None:
+    """The bucket's object is replaced by other bytes of its length and ETag (bit rot, a bad
+    replication, a hand-made copy): HEAD sees nothing, and the API keeps redirecting to the
+    wrong bytes, until the content check reads the window that holds the damage. It then
+    withdraws the copy at once and queues its repair, which puts the right bytes back."""
+    tail = random_bytes(5 * SAMPLE - 128 - 1000, seed=91)  # five windows, the last one short
+    row = await publish_bytes(pool, "2026-08", COLLISION[0] + tail)
+    assert (await mirror.mirror(row.id)).action == "uploaded"
+    bucket, key = str(s3_settings.s3_bucket), f"db/{row.file_name}"
+    s3 = client(store.endpoint, store.credentials)
+    before = s3.head_object(Bucket=bucket, Key=key)
+    s3.put_object(Bucket=bucket, Key=key, Body=COLLISION[1] + tail)
+    after = s3.head_object(Bucket=bucket, Key=key)
+    assert (after["ETag"], after["ContentLength"]) == (before["ETag"], before["ContentLength"])
+    settings = dataclasses.replace(
+        s3_settings,
+        mirror_content_check_seconds=CONTENT_PERIOD,
+        mirror_content_sample_bytes=SAMPLE,
+    )
+    url = f"/api/v1/database/files/{row.file_name}"
+
+    head = await head_check(settings, pool, mirror)
+    assert (head["fine"], head["withdrawn"]) == (1, 0), "HEAD cannot see it"
+    async with serving(db_dsn, pool, settings=settings) as api:
+        status, sha256 = await follow(api, url)
+        assert status == 200 and sha256 != row.sha256, "downloads get the wrong bytes"
+
+    elsewhere = await content_check(settings, pool, mirror, 5 * 1000 + 3)  # window 3
+    assert (elsewhere["fine"], elsewhere["withdrawn"]) == (1, 0), "the damage is in window 0"
+    found = await content_check(settings, pool, mirror, 5 * 1000)  # window 0
+    assert found["withdrawn"] == 1 and found["repairsQueued"] == [row.id], found
+    assert "bytes 0-65535" in found["problems"][str(row.id)]
+    assert found["bytesRead"] == {"store": SAMPLE, "cdn": 0, "database": SAMPLE}
+    checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
+    assert elsewhere["bytesRead"] == {
+        "store": SAMPLE + checksum_size,
+        "cdn": 0,
+        "database": SAMPLE,
+    }, "one window from the bucket and from PostgreSQL, and the checksum file"
+    async with serving(db_dsn, pool, settings=settings) as api:
+        assert await follow(api, url) == (200, row.sha256), "served by the API at once"
+
+    assert (await mirror.mirror(row.id)).action == "uploaded", "the repair"
+    assert object_bytes(store.endpoint, bucket, key, store.credentials) == COLLISION[0] + tail
+    async with serving(db_dsn, pool, settings=settings) as api:
+        first = await api.get(url, allow_redirects=False)
+        assert first.status == 302
+        assert await follow(api, url) == (200, row.sha256)
+    whole = await content_check(
+        dataclasses.replace(settings, mirror_content_sample_bytes=0), pool, mirror, 0
+    )
+    assert whole["fine"] == 1 and whole["bytesRead"]["store"] == row.bytes + checksum_size
+
+
+async def test_a_cdn_serving_wrong_bytes_of_the_right_length_is_withdrawn(
+    db_dsn: str, pool: Pool, settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a CDN: its edge serves the right length with one byte wrong, in the third of
+    four windows. HEAD (status, length) passes; the content check reads that window at the
+    CDN address as a downloader would, with a Range request, and withdraws the copy."""
+    for name, value in store.credentials.items():
+        monkeypatch.setenv(name, value)
+    bucket = new_bucket(store.endpoint, store.credentials)
+    cdn = LoopbackCdn(store, bucket)
+    await cdn.server.start_server()
+    cdn_settings = dataclasses.replace(
+        settings,
+        s3_bucket=bucket,
+        s3_prefix="db/",
+        s3_endpoint_url=store.endpoint,
+        cdn_base_url=cdn.base,
+        mirror_content_check_seconds=CONTENT_PERIOD,
+        mirror_content_sample_bytes=SAMPLE,
+    )
+    s3 = S3Store(cdn_settings)
+    mirror = ArchiveMirror(pool, s3)
+    row = await publish_bytes(pool, "2026-08", random_bytes(4 * SAMPLE, seed=92))
+    url = f"/api/v1/database/files/{row.file_name}"
+    try:
+        assert (await mirror.mirror(row.id)).action == "uploaded"
+        cdn.mode, cdn.damage_at = "wrong", 2 * SAMPLE + 77
+        head = await head_check(cdn_settings, pool, mirror)
+        assert (head["fine"], head["withdrawn"]) == (1, 0), "HEAD cannot see it"
+        async with serving(db_dsn, pool, settings=cdn_settings) as api:
+            status, sha256 = await follow(api, url)
+            assert status == 200 and sha256 != row.sha256, "downloads get the wrong bytes"
+
+        cdn.served = 0
+        clean = await content_check(cdn_settings, pool, mirror, 4 * 1000 + 1)  # window 1
+        assert (clean["fine"], clean["withdrawn"]) == (1, 0)
+        checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
+        assert clean["bytesRead"]["cdn"] == cdn.served == SAMPLE + checksum_size
+        found = await content_check(cdn_settings, pool, mirror, 4 * 1000 + 2)  # window 2
+        assert found["withdrawn"] == 1 and found["repairsQueued"] == [row.id], found
+        problem = found["problems"][str(row.id)]
+        assert f"Range bytes={2 * SAMPLE}-{3 * SAMPLE - 1}" in problem and "sha256" in problem
+        recorded = (await row_of(pool, row.id)).mirror
+        assert recorded.verified_at is not None, "the bucket's copy is fine"
+        assert recorded.cdn_verified_at is None and recorded.cdn_error == problem
+        async with serving(db_dsn, pool, settings=cdn_settings) as api:
+            assert await follow(api, url) == (200, row.sha256), "served by the API at once"
+    finally:
+        s3.close()
+        await cdn.server.close()
+
+
+async def test_a_real_worker_withdraws_a_corrupt_cdn_copy_within_the_content_period(
+    db_dsn: str,
+    pool: Pool,
+    settings: Settings,
+    moto_store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The measure: a real worker (MIRROR_CONTENT_CHECK_SECONDS=5, whole files), a CDN that
+    starts serving one wrong byte; how long downloads are still redirected to it, and what a
+    pass reads."""
+    period = 5
+    store = moto_store
+    for name, value in store.credentials.items():
+        monkeypatch.setenv(name, value)
+    bucket = new_bucket(store.endpoint, store.credentials)
+    cdn = LoopbackCdn(store, bucket)
+    await cdn.server.start_server()
+    cdn_settings = dataclasses.replace(
+        settings, s3_bucket=bucket, s3_prefix="db/", s3_endpoint_url=store.endpoint,
+        cdn_base_url=cdn.base,
+    )  # fmt: skip
+    row = await publish_bytes(pool, "2026-08", random_bytes(300_000, seed=93))
+    s3 = S3Store(cdn_settings)
+    try:
+        assert (await ArchiveMirror(pool, s3).mirror(row.id)).action == "uploaded"
+    finally:
+        s3.close()
+    env = cli_env(
+        database_url=db_dsn, redis_url=settings.redis_url, first_month=Month(2026, 8)
+    ) | store.credentials | {
+        "S3_BUCKET": bucket,
+        "S3_PREFIX": "db/",
+        "S3_ENDPOINT_URL": store.endpoint,
+        "CDN_BASE_URL": cdn.base,
+        "MIRROR_CHECK_SECONDS": "3600",
+        "MIRROR_CONTENT_CHECK_SECONDS": str(period),
+        "MIRROR_CONTENT_SAMPLE_BYTES": "0",
+    }  # fmt: skip
+    url = f"/api/v1/database/files/{row.file_name}"
+    try:
+        with workers(WorkerProcess(env, tmp_path / "worker.log")) as (worker,):
+            async with serving(db_dsn, pool, settings=cdn_settings) as api:
+
+                async def redirected() -> bool:
+                    response = await api.get(url, allow_redirects=False)
+                    await response.read()
+                    return response.status == 302
+
+                await wait_until(redirected, seconds=30, what="the file to be redirected")
+                await wait_until(
+                    lambda: asyncio.sleep(0, bool(worker.events("mirror_content_check"))),
+                    seconds=30,
+                    what="a first content pass",
+                )
+                cdn.mode, cdn.damage_at = "wrong", 123_456
+                damaged = time.monotonic()
+                while await redirected():
+                    assert time.monotonic() - damaged < period + 5, "still redirected"
+                    await asyncio.sleep(0.1)
+                seconds = time.monotonic() - damaged
+                assert await follow(api, url) == (200, row.sha256)
+        passes = worker.events("mirror_content_check")
+        withdrawn = next(p for p in passes if p["withdrawn"])
+        fine = next(p for p in passes if p["fine"])
+        print(
+            f"content period {period} s, whole files: withdrawn {seconds:.1f} s after the CDN "
+            f"went wrong; a pass read {fine['bytesRead']} for one {row.bytes}-byte file "
+            f"in {fine['duration_s']} s"
+        )
+        checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
+        assert fine["bytesRead"] == {
+            "store": row.bytes + checksum_size,
+            "cdn": row.bytes + checksum_size,
+            "database": 0,
+        }, "whole files: their SHA-256 is known, PostgreSQL is not read"
+        assert "sha256" in withdrawn["problems"][str(row.id)]
+    finally:
+        await cdn.server.close()

@@ -1,8 +1,10 @@
 """`gomoku-archive demo` end to end, as a newcomer runs it: its own PostgreSQL and Redis in a
 data folder, every closed month published through the real queue, a download checked with
 sha256sum -c and verify, then Ctrl-C with nothing left running or listening. A second start on
-the same folder comes up fast, and a demo given DATABASE_URL and REDIS_URL starts no server.
-Nothing here uses the machine's PostgreSQL or Redis."""
+the same folder comes up fast, and a demo given DATABASE_URL and REDIS_URL starts no server. A
+demo killed with SIGKILL takes every process along, and the next one, started with its export
+lines still in the shell, knows them for its own. Nothing here uses the machine's PostgreSQL
+or Redis."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -289,31 +292,73 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, place: Path, tmp_path
     print(f"first start {first_ready:.1f} s, second start {second_ready:.1f} s")
 
 
-def test_a_killed_demos_folder_is_taken_over(start_demo: StartDemo, place: Path) -> None:
+KILLED_GONE_WITHIN = 10.0
+"""Seconds from the demo's SIGKILL until none of its processes is left: the worker's grace
+(3 s under the demo) and PostgreSQL's fast shutdown."""
+
+
+def test_a_killed_demo_takes_its_children_along(start_demo: StartDemo, place: Path) -> None:
+    """``kill -9`` of the demo: its Redis, worker, API and PostgreSQL (with every backend) end
+    within seconds, nothing answers on its port; then a demo started from a shell that still
+    holds the killed one's export lines knows them for its own and comes up as usual."""
     data = place / "data"
     killed = start_demo(data)
     killed.wait_ready()
     record = json.loads((data / "demo.lock").read_text())
     assert record["pid"] == killed.process.pid
-    leftovers = [psutil.Process(p["pid"]) for p in record["processes"]]
     assert sorted(p["name"] for p in record["processes"]) == ["API", "Redis", "worker"]
-    postgres = postmaster_pid(data)
-    killed.process.kill()  # SIGKILL: no clean-up at all; its children keep running
+    postgres = psutil.Process(postmaster_pid(data))
+    everything = [*killed.descendants(), *postgres.children(recursive=True)]
+    assert postgres in everything, "PostgreSQL is the demo's child"
+    assert len(everything) >= 5
+    exports = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in run_cli("demo", "--env", "--data", str(data), timeout=30).stdout.splitlines()
+    )
+    killed.process.kill()  # SIGKILL: no code of the demo runs any more
     killed.process.wait(10)
-    assert all(p.is_running() for p in leftovers)
+    t0 = time.monotonic()
+    _gone, alive = psutil.wait_procs(everything, timeout=KILLED_GONE_WITHIN)
+    seconds = time.monotonic() - t0
+    assert alive == [], [(p.pid, p.name()) for p in alive]
+    print(f"{len(everything)} processes of the killed demo gone {seconds:.1f} s after SIGKILL")
+    assert not port_open(killed.port)
+    assert not (data / "postgres" / "postmaster.pid").exists(), "a fast shutdown, not a crash"
 
-    again = start_demo(data)
+    given = {name: shlex.split(value)[0] for name, value in exports.items()}
+    assert set(given) == {"DATABASE_URL", "REDIS_URL"}
+    again = start_demo(data, **given)
     again.wait_ready()
     text = again.text()
-    assert f"took over the data folder from a demo that was killed (PID {killed.process.pid}" in (
-        text
-    )
-    for process in leftovers:
-        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
-    assert f"its server {postgres} taken over" in text
+    assert (
+        "DATABASE_URL and REDIS_URL in this shell are this demo's own (an earlier run's export "
+        "lines): its servers start as usual"
+    ) in text
+    assert "took over the data folder from a demo that was killed" in text
+    assert "its processes stopped: none still running" in text
+    assert "PostgreSQL 18 (embedded, reused)" in text
     assert json.loads(get(f"{again.base}/api/v1/database"))["months"]
     assert again.stop(signal.SIGINT) < STOP_WITHIN
-    assert not (data / "postgres" / "postmaster.pid").exists()
+
+
+def test_a_given_server_that_does_not_answer_says_what_to_do(
+    start_demo: StartDemo, place: Path
+) -> None:
+    """An earlier demo's export lines of another data folder (or any server that is down):
+    one line that says to unset them, and nothing left running."""
+    elsewhere = place / "elsewhere"
+    for given, name in (
+        ({"DATABASE_URL": f"postgresql://postgres@/gomoku_archive?host={elsewhere}/postgres"},
+         "DATABASE_URL"),
+        ({"REDIS_URL": f"unix://{elsewhere}/redis/redis.sock?db=0"}, "REDIS_URL"),
+    ):  # fmt: skip
+        demo = start_demo(place / f"data-{name}", **given)
+        assert demo.process.wait(120) == 1, demo.text()
+        last = demo.text().strip().splitlines()[-1]
+        assert last.startswith("gomoku-archive: error: cannot "), last
+        assert f"({name} is set in this shell: if it is an earlier demo's export line, " in last
+        assert "`unset DATABASE_URL REDIS_URL` and the demo starts servers of its own)" in last
+        assert not (place / f"data-{name}" / "postgres" / "postmaster.pid").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="what the demo does as root")

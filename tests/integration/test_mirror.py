@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -30,7 +31,7 @@ from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.worker import context
 from gomoku_archive.worker.mirror_jobs import mirror_archive
 from gomoku_archive.worker.planner import plan_months
-from tests.integration.api_support import publish_bytes, random_bytes, serving
+from tests.integration.api_support import free_port, publish_bytes, random_bytes, serving
 from tests.integration.s3_support import (
     CREDENTIALS,
     client,
@@ -449,15 +450,20 @@ async def test_a_real_worker_publishes_then_mirrors(
 
 
 @pytest.mark.slow
-async def test_refused_credentials_never_block_publication(
+async def test_credentials_revoked_after_the_start_never_block_publication(
     db_dsn: str, pool: Pool, s3_settings: Settings
 ) -> None:
-    """A store that refuses every request: the month is published and served from PostgreSQL,
-    the mirror job fails once (no retries, no crash loop) and says why in ``jobs``."""
+    """A store that refuses every request once the worker has started (its credentials
+    revoked): the month is published and served from PostgreSQL, the mirror job fails once
+    (no retries, no crash loop, no traceback) and says why in ``jobs``."""
     month = last_closed_month()
     await seed_month(s3_settings.database_url, month, 30)
-    with moto_server(auth=True) as refusing:
-        env = mirror_env(s3_settings, EXPORT_FIRST_MONTH=str(month), S3_ENDPOINT_URL=refusing)
+    # Two requests pass: the test's CreateBucket and the worker's HeadBucket at its start.
+    with moto_server(auth=True, free_requests=2) as refusing:
+        bucket = new_bucket(refusing)
+        env = mirror_env(
+            s3_settings, EXPORT_FIRST_MONTH=str(month), S3_ENDPOINT_URL=refusing, S3_BUCKET=bucket
+        )
         done = run_cli("worker", "--burst", env=env, timeout=120)
         jobs = json.loads(run_cli("jobs", "--json", env=env).stdout)
     assert done.returncode == 0, done.stderr
@@ -469,6 +475,9 @@ async def test_refused_credentials_never_block_publication(
     assert "InvalidAccessKeyId" in row.mirror.error
     mirror_lines = [json.loads(x) for x in done.stdout.splitlines() if '"mirror_job"' in x]
     assert [x["outcome"] for x in mirror_lines] == ["failed"]
+    assert "Traceback" not in done.stdout + done.stderr, "an expected failure: arq's line only"
+    arq_failure = [x for x in done.stdout.splitlines() if "failed, MirrorFailed" in x]
+    assert len(arq_failure) == 1 and '"exception"' not in arq_failure[0]
     result = {r["id"]: r for r in jobs["jobs"]["recentResults"]}[f"mirror:{row.id}"]
     assert result["success"] is False
     assert result["attempt"] == 1
@@ -481,6 +490,36 @@ async def test_refused_credentials_never_block_publication(
         r = await api.get(f"/api/v1/database/files/{row.file_name}", allow_redirects=False)
         assert r.status == 200
         assert hashlib.sha256(await r.read()).hexdigest() == row.sha256
+
+
+@pytest.mark.slow
+def test_a_worker_that_cannot_use_its_bucket_refuses_to_start(
+    s3_settings: Settings, s3_endpoint: str
+) -> None:
+    """Refused credentials, a bucket that does not exist, an endpoint nobody answers: the
+    worker says which, in one line, before it starts anything."""
+    with moto_server(auth=True) as refusing:
+        cases = [
+            (mirror_env(s3_settings, S3_ENDPOINT_URL=refusing), 2, "access denied"),
+            (mirror_env(s3_settings, S3_BUCKET="gpa-no-such-bucket"), 2, "no such bucket"),
+            (
+                mirror_env(s3_settings, S3_ENDPOINT_URL=f"http://127.0.0.1:{free_port()}"),
+                3,
+                "cannot reach s3://",
+            ),
+        ]
+        for env, code, says in cases:
+            started = time.monotonic()
+            done = run_cli("worker", env=env, timeout=120)
+            seconds = time.monotonic() - started
+            assert done.returncode == code, done.stderr + done.stdout[-2000:]
+            assert done.stderr.startswith("gomoku-archive: error: the S3 mirror cannot "), (
+                done.stderr
+            )
+            assert says in done.stderr and "unset S3_BUCKET" in done.stderr
+            assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+            assert '"worker_started"' not in done.stdout, "nothing started"
+            assert seconds < 60
 
 
 async def test_metrics_count_the_bucket_copies(

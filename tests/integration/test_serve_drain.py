@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import signal
+import socket
 import time
 
 import aiohttp
@@ -88,3 +91,153 @@ async def test_requests_during_the_drain_are_all_served(db_dsn: str, pool: Pool)
     assert downloaded == row.sha256, "the download in flight completed"
     events = server.output.decode()
     assert '"event": "serve_draining"' in events and '"event": "serve_stopped"' in events
+
+
+DRAIN = 2.0
+GRACE = 3.0
+BIG = 48 * MIB
+"""At the slow client's pace (about 160 KB/s) this takes minutes: it must be cut."""
+
+
+async def _raw_get(port: int, path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A download over a connection of its own, read by hand: the test decides how fast. The
+    client's own buffers are small (a 32 KiB socket receive buffer, not the megabytes Linux
+    grows on loopback), so a client that stops reading soon blocks the server, and a reset
+    reaches the reader within a block or two rather than after megabytes already received."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=64 * 1024)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head[:200]
+    return reader, writer
+
+
+async def test_the_stop_keeps_one_bound_whatever_the_clients_do(db_dsn: str, pool: Pool) -> None:
+    """SIGTERM with three downloads in flight: one read slowly, one whose client stopped
+    reading altogether (aiohttp's own stop waited twice its timeout on such a handler), one
+    that finishes within the grace. The listener stays open for the drain, the first two are
+    cut (a TCP reset) when the grace ends, the third completes, and the process exits right
+    after: the pod's bound is drain + grace + about a second, measured here."""
+    big = await publish_bytes(pool, "2026-08", random_bytes(BIG, seed=19))
+    small = await publish_bytes(pool, "2026-09", random_bytes(4 * MIB, seed=20))
+    server = ServerProcess(
+        db_dsn,
+        extra_env={"SHUTDOWN_DRAIN_SECONDS": str(DRAIN), "SHUTDOWN_GRACE_SECONDS": str(GRACE)},
+    )
+    await asyncio.to_thread(server.start)
+    signalled = 0.0
+    files = "/api/v1/database/files/"
+
+    async def slow() -> tuple[float, int, str]:
+        reader, writer = await _raw_get(server.port, files + str(big.file_name))
+        received = 0
+        try:
+            while block := await reader.read(16 * 1024):
+                received += len(block)
+                await asyncio.sleep(0.1)
+            outcome = "eof"
+        except ConnectionResetError:
+            outcome = "reset"
+        finally:
+            writer.close()
+        return time.monotonic() - signalled, received, outcome
+
+    async def stalled() -> tuple[float, str]:
+        reader, writer = await _raw_get(server.port, files + str(big.file_name))
+        await reader.read(16 * 1024)
+        await asyncio.sleep(DRAIN + GRACE + 1)  # reads nothing more: every buffer fills up
+        try:
+            while await reader.read(1024 * 1024):
+                pass
+            outcome = "eof"
+        except ConnectionResetError:
+            outcome = "reset"
+        finally:
+            writer.close()
+        return time.monotonic() - signalled, outcome
+
+    async def finishing() -> str:
+        async with aiohttp.ClientSession() as session:
+            url = f"{server.base}{files}{small.file_name}"
+            async with session.get(url) as response:
+                digest = hashlib.sha256()
+                async for block in response.content.iter_chunked(256 * 1024):
+                    digest.update(block)
+                    await asyncio.sleep(0.15)  # 4 MiB in about 2.5 s: inside drain + grace
+        return digest.hexdigest()
+
+    async def refused_at() -> float:
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                writer.close()
+            except ConnectionRefusedError:
+                return time.monotonic() - signalled
+            await asyncio.sleep(0.05)
+
+    try:
+        downloads = [asyncio.create_task(slow()), asyncio.create_task(stalled())]
+        await asyncio.sleep(0.5)
+        finisher = asyncio.create_task(finishing())
+        await asyncio.sleep(0.3)
+        signalled = time.monotonic()
+        server.terminate()
+        refused = await asyncio.wait_for(refused_at(), timeout=DRAIN + 5)
+        code = await asyncio.wait_for(asyncio.to_thread(server.proc.wait), DRAIN + GRACE + 10)
+        exited = time.monotonic() - signalled
+        (slow_at, slow_bytes, slow_outcome), (stalled_at, stalled_outcome) = await asyncio.gather(
+            *downloads
+        )
+        finished = await finisher
+    finally:
+        server.stop()
+    lines = server.output.decode().splitlines()
+    events = [json.loads(line) for line in lines if line.startswith("{")]
+    cut = next(e for e in events if e["event"] == "serve_cut")
+    stopped = next(e for e in events if e["event"] == "serve_stopped")
+    print(
+        f"drain {DRAIN} s, grace {GRACE} s: refused from {refused:.2f} s, slow client cut at "
+        f"{slow_at:.2f} s ({slow_bytes} of {BIG} bytes, {slow_outcome}), stalled client at "
+        f"{stalled_at:.2f} s ({stalled_outcome}), process exited at {exited:.2f} s"
+    )
+    assert code == 0, server.output.decode()[-3000:]
+    assert DRAIN - 0.3 <= refused <= DRAIN + 0.5, "the listener is open for the drain, no longer"
+    assert slow_outcome == "reset" and slow_bytes < BIG, "cut, and the client can tell"
+    assert DRAIN + GRACE - 0.3 <= slow_at <= DRAIN + GRACE + 1.0
+    assert stalled_outcome == "reset"
+    assert finished == small.sha256, "a download that fits in the grace completes"
+    assert exited <= DRAIN + GRACE + 1.5, "the pod's bound: drain + grace, and the clean-up"
+    assert (cut["requests"], cut["reason"]) == (2, "grace over")
+    assert stopped["cut_requests"] == 2 and GRACE - 0.1 <= stopped["grace_used_s"] <= GRACE + 0.3
+
+
+async def test_further_signals_end_the_drain_then_the_grace(db_dsn: str, pool: Pool) -> None:
+    """An operator in a hurry: the second SIGTERM ends the drain, the third cuts what is in
+    flight at once, however long the drain and the grace would have been."""
+    big = await publish_bytes(pool, "2026-08", random_bytes(BIG, seed=21))
+    server = ServerProcess(
+        db_dsn, extra_env={"SHUTDOWN_DRAIN_SECONDS": "60", "SHUTDOWN_GRACE_SECONDS": "60"}
+    )
+    await asyncio.to_thread(server.start)
+    assert server.proc is not None
+    try:
+        reader, writer = await _raw_get(server.port, f"/api/v1/database/files/{big.file_name}")
+        await reader.read(16 * 1024)  # then reads nothing more
+        started = time.monotonic()
+        for _ in range(3):
+            server.proc.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.5)
+        code = await asyncio.wait_for(asyncio.to_thread(server.proc.wait), 10)
+        seconds = time.monotonic() - started
+        writer.close()
+    finally:
+        server.stop()
+    lines = server.output.decode().splitlines()
+    events = {e["event"]: e for e in (json.loads(line) for line in lines if line.startswith("{"))}
+    assert code == 0
+    assert seconds < 3, f"stopped {seconds:.1f} s after the first signal"
+    assert (events["serve_cut"]["requests"], events["serve_cut"]["reason"]) == (1, "signal")

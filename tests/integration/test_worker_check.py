@@ -1,109 +1,161 @@
-"""``gomoku-archive worker --check`` against the real Redis: alive with a live worker process on
-this host, failing with one line when the heartbeat is missing, stale or another host's, and
-when Redis does not answer, within a few seconds."""
+"""``gomoku-archive worker --check``, the worker's liveness probe, against real worker processes:
+alive while the worker's job loop turns, failing with one line when no loop turned lately, and
+passing through a Redis outage longer than the probe's whole failure window (Redis stopped, or
+paused so that it answers nothing): the worker keeps running, says Redis is away, and takes
+jobs again when it is back. Each test's worker and check share a temporary directory of their
+own (``TMPDIR``), as a pod's containers share their /tmp."""
 
 from __future__ import annotations
 
-import json
-import socket
+import asyncio
+import os
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import redis
 
+from gomoku_archive.jobs.liveness import LoopBeat
 from gomoku_archive.profile.months import Month
-from gomoku_archive.queue.worker_keys import WORKER_KEY_PREFIX
-from tests.integration.conftest import free_port
+from gomoku_archive.queue.connection import WORKER_COMMAND_SECONDS, connect
+from gomoku_archive.worker.job_loop import DIRECTORY_NAME
+from tests.integration.conftest import RedisServer, redis_server
 from tests.integration.worker_support import WorkerProcess, cli_env, run_cli, workers
 
-HOST = socket.gethostname()
+PROBE_MAX_AGE = 15
+"""The tests' probe (the chart's: 60 s, every 30 s, 3 failures: a 90 s window), above a turn
+of the loop held by a Redis command that times out (5 s)."""
+PROBE_PERIOD = 2.0
+PROBE_FAILURES = 3
+OUTAGE_SECONDS = PROBE_MAX_AGE + PROBE_PERIOD * PROBE_FAILURES + 6
+"""Longer than a stuck loop would take to fail the probe, plus its whole failure window."""
 
 
-def check(redis_url: str, db_dsn: str, *extra: str) -> tuple[int, str, str, float]:
+def env_for(redis_url: str, db_dsn: str, tmp: Path) -> dict[str, str]:
     env = cli_env(database_url=db_dsn, redis_url=redis_url, first_month=Month(2026, 8))
+    return env | {"TMPDIR": str(tmp)}
+
+
+def check(env: dict[str, str], *extra: str) -> tuple[int, str, str, float]:
     started = time.monotonic()
     done = run_cli("worker", "--check", *extra, env=env, timeout=30)
     return done.returncode, done.stdout, done.stderr, time.monotonic() - started
 
 
-def write_heartbeat(redis_url: str, worker: str, *, seconds_ago: float) -> None:
-    last_seen = datetime.now(UTC) - timedelta(seconds=seconds_ago)
-    document = {
-        "worker": worker,
-        "started_at": last_seen.isoformat(),
-        "last_seen": last_seen.isoformat(),
-    }
-    client = redis.Redis.from_url(redis_url)
-    try:
-        client.set(WORKER_KEY_PREFIX + worker, json.dumps(document), ex=600)
-    finally:
-        client.close()
+def wait_alive(env: dict[str, str], worker: WorkerProcess) -> str:
+    deadline = time.monotonic() + 30
+    while True:
+        code, out, err, _ = check(env, "--max-age", str(PROBE_MAX_AGE))
+        if code == 0:
+            return out
+        assert time.monotonic() < deadline, err + worker.output()
+        time.sleep(0.5)
 
 
-def test_a_live_worker_process_on_this_host_passes(
+def test_a_live_worker_passes_and_a_stopped_one_fails(
     redis_url: str, db_dsn: str, tmp_path: Path
 ) -> None:
-    env = cli_env(database_url=db_dsn, redis_url=redis_url, first_month=Month(2026, 8))
+    env = env_for(redis_url, db_dsn, tmp_path)
     with workers(WorkerProcess(env, tmp_path / "worker.log")) as (worker,):
-        deadline = time.monotonic() + 30
-        while True:
-            code, out, err, _ = check(redis_url, db_dsn)
-            if code == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        assert code == 0, err + worker.output()
-        assert out.startswith(f"worker {HOST}:{worker.process.pid} alive"), out
-    # Stopped cleanly, the worker retires its key: the check fails at once.
-    code, _, err, _ = check(redis_url, db_dsn)
+        out = wait_alive(env, worker)
+        assert out.startswith(f"worker {os.uname().nodename}:{worker.process.pid} alive"), out
+        assert "its loop turned" in out and "Redis" not in out
+    # Stopped cleanly, the worker removes its heartbeat: the check fails at once.
+    code, _, err, _ = check(env)
     assert code == 1
-    assert err.startswith(
-        f"gomoku-archive: worker check failed: no heartbeat from a worker on {HOST}"
-    )
+    assert err.startswith("gomoku-archive: worker check failed: no worker loop heartbeat in ")
+    assert err.count("\n") == 1
 
 
-def test_no_heartbeat_fails_with_one_line(redis_url: str, db_dsn: str) -> None:
-    code, out, err, _ = check(redis_url, db_dsn)
+def test_no_worker_fails_with_one_line(db_dsn: str, tmp_path: Path) -> None:
+    # No Redis at all, and none asked: a closed port changes nothing.
+    code, out, err, seconds = check(env_for("redis://127.0.0.1:9/0", db_dsn, tmp_path))
     assert code == 1
     assert out == ""
     assert err.count("\n") == 1
-    assert "no heartbeat from a worker on" in err
-
-
-def test_another_hosts_heartbeat_does_not_count(redis_url: str, db_dsn: str) -> None:
-    write_heartbeat(redis_url, f"{HOST}-elsewhere:1", seconds_ago=1)
-    code, _, err, _ = check(redis_url, db_dsn)
-    assert code == 1
-    assert "1 worker on other hosts" in err
-
-
-def test_a_stale_heartbeat_fails_and_max_age_is_honoured(redis_url: str, db_dsn: str) -> None:
-    write_heartbeat(redis_url, f"{HOST}:4242", seconds_ago=90)
-    code, _, err, _ = check(redis_url, db_dsn)
-    assert code == 1
-    assert f"worker {HOST}:4242 last reported 9" in err
-    assert "s ago (limit 60 s): stuck" in err
-    code, out, _, _ = check(redis_url, db_dsn, "--max-age", "120")
-    assert code == 0
-    assert f"worker {HOST}:4242 alive" in out
-
-
-@pytest.mark.parametrize("silent", [False, True], ids=["refused", "silent"])
-def test_unreachable_redis_fails_within_seconds(db_dsn: str, silent: bool) -> None:
-    port = free_port()
-    listener = None
-    if silent:
-        # Accepts connections and never answers: only the check's own deadline ends it.
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", port))
-        listener.listen(8)
-    try:
-        code, _, err, seconds = check(f"redis://127.0.0.1:{port}/0", db_dsn)
-    finally:
-        if listener is not None:
-            listener.close()
-    assert code == 3
-    assert err.startswith("gomoku-archive: error: ")
-    assert err.count("\n") == 1
+    assert f"no worker loop heartbeat in {tmp_path / DIRECTORY_NAME}" in err
     assert seconds < 10
+
+
+def test_a_stale_heartbeat_fails_and_max_age_is_honoured(db_dsn: str, tmp_path: Path) -> None:
+    folder = tmp_path / DIRECTORY_NAME
+    folder.mkdir()
+    beat = LoopBeat("pod-a:4242", datetime.now(UTC) - timedelta(seconds=90))
+    (folder / "4242.json").write_text(beat.to_json())
+    (folder / "4243.json").write_text("{half a file")  # passed over
+    env = env_for("redis://127.0.0.1:9/0", db_dsn, tmp_path)
+    code, _, err, _ = check(env)
+    assert code == 1
+    assert "worker pod-a:4242's loop last turned 9" in err
+    assert "s ago (limit 60 s): stuck" in err
+    code, out, _, _ = check(env, "--max-age", "120")
+    assert code == 0
+    assert "worker pod-a:4242 alive" in out
+
+
+async def _run_a_job(redis_url: str) -> dict[str, object]:
+    """Queue a job any worker runs at once (a mirror job without a bucket answers "skipped")
+    and wait for its result: the worker takes jobs."""
+    client = await connect(redis_url, within_seconds=5)
+    try:
+        job = await client.enqueue_job("mirror_archive", 1, _job_id=f"probe-{time.time_ns()}")
+        assert job is not None
+        result: dict[str, object] = await job.result(timeout=30, poll_delay=0.2)
+        return result
+    finally:
+        await client.aclose(close_connection_pool=True)
+
+
+@pytest.mark.parametrize("outage", ["stopped", "paused"])
+def test_a_redis_outage_longer_than_the_probe_window_restarts_nothing(
+    db_dsn: str, tmp_path: Path, outage: str
+) -> None:
+    """Redis stopped (connections refused) or paused (SIGSTOP: connections open, no answer) for
+    longer than the probe could fail in: every check passes and says Redis is away, the worker
+    process lives on, and once Redis is back it runs a job again."""
+    with redis_server() as server:
+        redis_url = f"{server.base}/0"
+        env = env_for(redis_url, db_dsn, tmp_path)
+        with workers(WorkerProcess(env, tmp_path / "worker.log", "--grace", "3")) as (worker,):
+            wait_alive(env, worker)
+            assert asyncio.run(_run_a_job(redis_url))["outcome"] == "skipped"
+            _interrupt(server, outage)
+            began = time.monotonic()
+            results = []
+            try:
+                while time.monotonic() - began < OUTAGE_SECONDS:
+                    code, out, err, seconds = check(env, "--max-age", str(PROBE_MAX_AGE))
+                    results.append((round(time.monotonic() - began, 1), code, seconds))
+                    assert code == 0, f"{err}\n{worker.output()[-3000:]}"
+                    time.sleep(PROBE_PERIOD)
+                assert worker.process.poll() is None, "the worker is still running"
+                assert "Redis has not answered for" in out, out
+            finally:
+                _restore(server, outage)
+            print(f"{outage}: {len(results)} checks in {OUTAGE_SECONDS:.0f} s passed: {results}")
+            assert asyncio.run(_run_a_job(redis_url))["outcome"] == "skipped", "jobs run again"
+            code, out, _, _ = check(env)
+            assert code == 0 and "Redis" not in out, out
+            assert worker.process.poll() is None
+        unreachable = worker.events("worker_redis_unreachable")
+        assert len(unreachable) == 1, "said once per outage, not at every turn"
+        back = worker.events("worker_redis_back")
+        # Counted from the first turn that failed: at once when refused, after a command's
+        # timeout when Redis is paused.
+        assert len(back) == 1 and back[0]["down_s"] >= OUTAGE_SECONDS - WORKER_COMMAND_SECONDS - 1
+        assert worker.process.returncode == 0, worker.output()[-3000:]
+        assert "Traceback" not in worker.output()
+
+
+def _interrupt(server: RedisServer, outage: str) -> None:
+    if outage == "stopped":
+        server.kill()
+    else:
+        server.pause()
+
+
+def _restore(server: RedisServer, outage: str) -> None:
+    if outage == "stopped":
+        server.start()  # the same port, empty: as a Redis restarted without persistence
+    else:
+        server.resume()

@@ -144,7 +144,8 @@ async def test_commands_say_clearly_when_redis_is_down(db_dsn: str, tmp_path: Pa
 
     worker = run_cli("worker", env=env, timeout=60)
     assert worker.returncode == 3
-    assert "gomoku-archive: error: cannot use Redis at redis://127.0.0.1:1/0" in worker.stderr
+    assert "gomoku-archive: error: cannot reach Redis at redis://127.0.0.1:1/0" in worker.stderr
+    assert worker.stderr.count("\n") == 1
     assert "Traceback" not in worker.stderr
 
 

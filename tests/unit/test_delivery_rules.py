@@ -18,7 +18,7 @@ from gomoku_archive.settings import Settings
 from gomoku_archive.storage.public_copy import PublicRead
 from gomoku_archive.storage.s3 import cdn_address, object_key
 from gomoku_archive.web.api.downloads import redirect_cache_control
-from gomoku_archive.worker.main import check_schedule
+from gomoku_archive.worker.main import Schedule, check_schedule
 from tests.budget import examples
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -33,9 +33,11 @@ def test_delivery_defaults() -> None:
     s = Settings.from_env({}, isatty=False)
     assert s.s3_presign_seconds == 3600
     assert s.s3_public_endpoint_url is None
-    assert s.mirror_check_seconds == 600, "at most 15 minutes, as the issue asks"
+    assert s.mirror_check_seconds == 60, "HEAD-visible damage is redirected to a minute at most"
+    assert s.mirror_content_check_seconds == 900
+    assert s.mirror_content_sample_bytes == 1024 * 1024
     assert (s.port, s.metrics_port) == (8080, None)
-    assert 0 < s.shutdown_drain_seconds <= 10
+    assert (s.shutdown_drain_seconds, s.shutdown_grace_seconds) == (15, 30)
 
 
 def test_delivery_settings_are_read() -> None:
@@ -47,12 +49,17 @@ def test_delivery_settings_are_read() -> None:
             "PORT": "9080",
             "METRICS_PORT": "9090",
             "SHUTDOWN_DRAIN_SECONDS": "2.5",
+            "SHUTDOWN_GRACE_SECONDS": "12",
+            "MIRROR_CONTENT_CHECK_SECONDS": "7200",
+            "MIRROR_CONTENT_SAMPLE_BYTES": "0",
         },
         isatty=False,
     )
     assert s.s3_public_endpoint_url == "http://127.0.0.1:9000"
     assert (s.s3_presign_seconds, s.mirror_check_seconds) == (900, 300)
     assert (s.port, s.metrics_port, s.shutdown_drain_seconds) == (9080, 9090, 2.5)
+    assert s.shutdown_grace_seconds == 12
+    assert (s.mirror_content_check_seconds, s.mirror_content_sample_bytes) == (7200, 0)
 
 
 @pytest.mark.parametrize(
@@ -64,11 +71,17 @@ def test_delivery_settings_are_read() -> None:
         ({"MIRROR_CHECK_SECONDS": "90"}, "whole minutes from 60 on"),
         ({"MIRROR_CHECK_SECONDS": "4"}, "MIRROR_CHECK_SECONDS must be from 5 to 3600"),
         ({"MIRROR_CHECK_SECONDS": "7200"}, "MIRROR_CHECK_SECONDS must be from 5 to 3600"),
+        ({"MIRROR_CONTENT_CHECK_SECONDS": "5400"}, "whole hours from 3600 on"),
+        ({"MIRROR_CONTENT_CHECK_SECONDS": "90"}, "whole minutes from 60 on"),
+        ({"MIRROR_CONTENT_CHECK_SECONDS": "172800"}, "must be from 5 to 86400"),
+        ({"MIRROR_CONTENT_SAMPLE_BYTES": "-1"}, "MIRROR_CONTENT_SAMPLE_BYTES: '-1' is not a size"),
         ({"PORT": "70000"}, "PORT must be a TCP port"),
         ({"METRICS_PORT": "8080"}, "METRICS_PORT must differ from PORT"),
         ({"SHUTDOWN_DRAIN_SECONDS": "-1"}, "SHUTDOWN_DRAIN_SECONDS must be from 0 to 300"),
         ({"SHUTDOWN_DRAIN_SECONDS": "soon"}, "SHUTDOWN_DRAIN_SECONDS must be a number"),
         ({"SHUTDOWN_DRAIN_SECONDS": "nan"}, "SHUTDOWN_DRAIN_SECONDS must be a number"),
+        ({"SHUTDOWN_GRACE_SECONDS": "-3"}, "SHUTDOWN_GRACE_SECONDS must be from 0 to 3600"),
+        ({"SHUTDOWN_GRACE_SECONDS": "inf"}, "SHUTDOWN_GRACE_SECONDS must be a number"),
         ({"S3_PUBLIC_ENDPOINT_URL": "s3:9000"}, "S3_PUBLIC_ENDPOINT_URL must be an http"),
     ],
 )
@@ -141,26 +154,29 @@ def test_a_cdn_redirect_is_cached_a_minute() -> None:
 # --- the periodic check's schedule ----------------------------------------------------------
 
 
-def fire_times(seconds: set[int], minutes: set[int] | None) -> list[int]:
-    """Every second of an hour at which arq's cron fires, as seconds after the hour."""
+def fire_times(schedule: Schedule) -> list[int]:
+    """Every second of a day at which arq's cron fires, as seconds after midnight."""
     return sorted(
-        m * 60 + s
-        for m in (minutes if minutes is not None else range(60))
-        for s in seconds
-        if 0 <= s < 60
+        h * 3600 + m * 60 + s
+        for h in (schedule.hour if schedule.hour is not None else range(24))
+        for m in (schedule.minute if schedule.minute is not None else range(60))
+        for s in schedule.second
+        if 0 <= s < 60 and 0 <= m < 60 and 0 <= h < 24
     )
 
 
 @given(
     st.one_of(
         st.integers(min_value=5, max_value=59),
-        st.integers(min_value=1, max_value=60).map(lambda m: m * 60),
+        st.integers(min_value=1, max_value=59).map(lambda m: m * 60),
+        st.integers(min_value=1, max_value=24).map(lambda h: h * 3600),
     )
 )
-def test_the_check_runs_at_least_every_period(period: int) -> None:
-    seconds, minutes = check_schedule(period)
-    times = fire_times(seconds, minutes)
-    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 3600], strict=True)]
+def test_the_checks_run_at_least_every_period(period: int) -> None:
+    settings = Settings(mirror_check_seconds=min(period, 3600), mirror_content_check_seconds=period)
+    assert settings.mirror_content_check_seconds == period, "every period drawn is allowed"
+    times = fire_times(check_schedule(period))
+    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 86400], strict=True)]
     assert max(gaps) <= period
 
 

@@ -73,14 +73,27 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* The Secret's contents as a pod annotation, so a changed credential rolls the pods (which
 read the environment once). The chart's own Secret is hashed as rendered; an existingSecret is
-read from the cluster with `lookup` at install/upgrade time (empty under `helm template`), so
-`helm upgrade` after a rotation rolls them. */}}
+read from the cluster with `lookup` at install/upgrade time (empty under `helm template`), with
+secrets.existingSecretChecksum, the operator's word that it changed, hashed in too. */}}
 {{- define "gomoku-archive.secretChecksum" -}}
 {{- if .Values.secrets.existingSecret }}
 {{- $found := lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret }}
-{{- (get ($found | default dict) "data") | default dict | toJson | sha256sum }}
+{{- $data := (get ($found | default dict) "data") | default dict | toJson }}
+{{- if .Values.secrets.existingSecretChecksum }}
+{{- printf "%s\n%s" $data .Values.secrets.existingSecretChecksum | sha256sum }}
+{{- else }}
+{{- $data | sha256sum }}
+{{- end }}
 {{- else }}
 {{- include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* A Deployment's own annotations: Stakater Reloader's, when asked for. */}}
+{{- define "gomoku-archive.deploymentAnnotations" -}}
+{{- if .Values.secrets.reloaderAnnotation }}
+annotations:
+  secret.reloader.stakater.com/reload: {{ include "gomoku-archive.secretName" . | quote }}
 {{- end }}
 {{- end }}
 

@@ -1,6 +1,7 @@
 """``gomoku-archive serve``: the public HTTP API and pages (aiohttp), until SIGINT or SIGTERM,
 which drain first (``/readyz`` fails, requests are still served for SHUTDOWN_DRAIN_SECONDS),
-then finish in-flight requests (up to a timeout) before closing the pool. ``serve --check`` is
+then let responses in flight finish for at most SHUTDOWN_GRACE_SECONDS before closing the
+pool (``web.server.run``). ``serve --check`` is
 the image's health check. Registered with the program through the
 ``gomoku_archive.commands`` entry points in ``pyproject.toml``."""
 
@@ -18,8 +19,6 @@ from gomoku_archive.logs import get_logger
 from gomoku_archive.runtime import load_settings, port_arg
 from gomoku_archive.settings import Settings
 
-SHUTDOWN_TIMEOUT_SECONDS = 30.0
-"""How long running downloads may continue, once the drain is over, before they are cut."""
 CHECK_TIMEOUT_SECONDS = 4.0
 
 
@@ -52,7 +51,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gomoku_archive.web.app import create_app
     from gomoku_archive.web.keys import DRAINING
     from gomoku_archive.web.server.run import CannotListen, Listener, serve
-    from gomoku_archive.web.server.shutdown import finish_sending_on_stop
     from gomoku_archive.web.tools_wheel import ensure_wheel
 
     settings = load_settings(log_to_stdout=True)
@@ -64,16 +62,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     ensure_wheel(settings)  # in a checkout, built once into dist/ (about a second)
     app = create_app(settings)
-    finish_sending_on_stop(app, timeout=SHUTDOWN_TIMEOUT_SECONDS)
     listeners = [Listener(app, args.host, port)]
     if settings.metrics_port is not None:
         listeners.append(Listener(metrics_app(app), args.host, settings.metrics_port))
     try:
-        asyncio.run(
+        report = asyncio.run(
             serve(
                 listeners,
                 drain_seconds=settings.shutdown_drain_seconds,
-                shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS,
+                grace_seconds=settings.shutdown_grace_seconds,
                 announce=announce,
                 draining=app[DRAINING],
             )
@@ -81,7 +78,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except CannotListen as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ArchiveError(f"cannot listen on {exc.host}:{exc.port}: {reason}") from exc
-    log.info("serve_stopped")
+    log.info(
+        "serve_stopped",
+        grace_used_s=report.grace_used_s,
+        cut_requests=report.cut_requests,
+        cut_connections=report.cut_connections,
+    )
     return 0
 
 

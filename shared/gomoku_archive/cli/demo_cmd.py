@@ -19,6 +19,7 @@ from types import FrameType
 
 from gomoku_archive.demo import DemoFailed
 from gomoku_archive.demo.lock import acquire, describe, running_record, stop_leftovers
+from gomoku_archive.demo.own_servers import is_own
 from gomoku_archive.demo.run import DemoRun, environment_lines
 from gomoku_archive.runtime import load_settings, port_arg
 
@@ -93,13 +94,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise
     lock.record(pid=os.getpid(), address=f"http://127.0.0.1:{args.port}/database/", data=str(data))
     env_arguments = f" --data {shlex.quote(str(data))}" if args.data else ""
+    given = {name: _given(environ, name) for name in ("DATABASE_URL", "REDIS_URL")}
+    ours = [name for name, url in given.items() if url is not None and is_own(url, data)]
+    if ours:
+        plural = len(ours) > 1
+        are, servers = ("are", "its servers start") if plural else ("is", "its server starts")
+        print(
+            f"{' and '.join(ours)} in this shell {are} this demo's own (an earlier run's "
+            f"export lines): {servers} as usual",
+            flush=True,
+        )
     demo = DemoRun(
         settings=settings,
         data=data,
         port=args.port,
         ops_token=settings.ops_token or secrets.token_urlsafe(32),
-        database_url=_given(environ, "DATABASE_URL"),
-        redis_url=_given(environ, "REDIS_URL"),
+        database_url=None if "DATABASE_URL" in ours else given["DATABASE_URL"],
+        redis_url=None if "REDIS_URL" in ours else given["REDIS_URL"],
         environ=environ,
         lock=lock,
         env_arguments=env_arguments,

@@ -93,7 +93,10 @@ environment (docs/operators/configuration.md has the details):
                       redirects without a CDN: presigned URLs for that endpoint,
                       valid that long (default: S3_ENDPOINT_URL, 3600)
   MIRROR_CHECK_SECONDS
-                      how often the worker HEADs every redirect target (default 600)
+                      how often the worker HEADs every redirect target (default 60)
+  MIRROR_CONTENT_CHECK_SECONDS, MIRROR_CONTENT_SAMPLE_BYTES
+                      how often the worker reads a sample of every redirect target's
+                      bytes, and how much of each (default 900, 1MiB; 0: whole files)
   DOWNLOAD_CACHE_DIR, DOWNLOAD_CACHE_BYTES
                       the API's optional local file cache of downloads
   TOOLS_DIR           where the API finds the downloaders' wheel for /database/tools/
@@ -106,7 +109,10 @@ environment (docs/operators/configuration.md has the details):
   METRICS_PORT        a port of its own for /metrics (default: unset, on PORT)
   SHUTDOWN_DRAIN_SECONDS
                       after SIGTERM, seconds the API fails /readyz but still serves
-                      before it stops accepting (default 5)
+                      before it stops accepting (default 15)
+  SHUTDOWN_GRACE_SECONDS
+                      then, seconds responses in flight may go on before they are cut
+                      (default 30)
   LOG_FORMAT          json or console (default: console on a terminal)
   LOG_LEVEL           DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)
 """

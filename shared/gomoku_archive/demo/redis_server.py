@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 import redis
 
 from gomoku_archive.demo import DemoFailed
+from gomoku_archive.demo.parent_death import die_with_parent
 
 START_TIMEOUT_SECONDS = 15.0
 STOP_TIMEOUT_SECONDS = 5.0
@@ -89,7 +91,11 @@ def start_redis(directory: Path, *, log_file: Path) -> EmbeddedRedis:
     for name, value in options.items():
         args += [f"--{name}", value]
     process = subprocess.Popen(  # noqa: S603 - a binary we located, our own options
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=die_with_parent(signal.SIGTERM),  # the demo's death stops it too
     )
     server = EmbeddedRedis(process=process, url=url, binary=binary)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS

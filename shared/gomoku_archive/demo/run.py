@@ -17,16 +17,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from gomoku_archive.demo import DemoFailed
 from gomoku_archive.demo.database import contiguous_runs, create_database, prepare
 from gomoku_archive.demo.lock import DemoLock
+from gomoku_archive.demo.own_servers import remember
 from gomoku_archive.demo.postgres_server import EmbeddedPostgres, start_postgres, stop_postgres
 from gomoku_archive.demo.processes import ServiceProcess, run_step, start_service, stop_services
 from gomoku_archive.demo.redis_server import EmbeddedRedis, start_redis
+from gomoku_archive.errors import DatabaseUnavailable
 from gomoku_archive.profile.months import Month, closed_months
-from gomoku_archive.settings import Settings
+from gomoku_archive.settings import Settings, mask_url
 
 DATABASE_NAME = "gomoku_archive"
+GIVEN_SERVER_HINT = (
+    "{name} is set in this shell: if it is an earlier demo's export line, "
+    "`unset DATABASE_URL REDIS_URL` and the demo starts servers of its own"
+)
 WORKER_GRACE_SECONDS = 3
 """The worker's --grace: a demo stopped mid-export should not wait the production 25 s."""
 SERVICE_STOP_SECONDS = 10.0
@@ -87,8 +95,13 @@ class DemoRun:
             self.redis_url = self.redis.url
             say(f"Redis (private {self.redis.binary}): {self.redis.url}, {_since(t0)}")
         else:
+            _require_redis(self.redis_url)
             say("Redis: REDIS_URL (nothing started)")
         self.lock.record(database_url=self.database_url, redis_url=self.redis_url)
+        own = {"DATABASE_URL": self.database_url} if self.owns_postgres else {}
+        if self.redis is not None:
+            own["REDIS_URL"] = self.redis.url
+        remember(self.data, own)
 
     def prepare_games(self, games_per_month: int, now: datetime) -> None:
         """Migrate, then seed every month from the first published one through the current,
@@ -99,7 +112,13 @@ class DemoRun:
         while month <= Month.containing(now):
             wanted.append(month)
             month = month.next()
-        seeded = asyncio.run(prepare(self.database_url, self.settings.games_table))
+        try:
+            seeded = asyncio.run(prepare(self.database_url, self.settings.games_table))
+        except DatabaseUnavailable as exc:
+            if self.owns_postgres:
+                raise
+            hint = GIVEN_SERVER_HINT.format(name="DATABASE_URL")
+            raise DemoFailed(f"{exc} ({hint})") from exc
         # Seeding commits in batches, oldest month first: a run stopped midway leaves only its
         # newest month partial, which seeding again completes (it skips rows it has).
         unfinished = self.data / "seeding.unfinished"
@@ -206,7 +225,8 @@ class DemoRun:
             finally:
                 try:
                     if self.owns_postgres:  # also when its start was interrupted midway
-                        stop_postgres(self.data)
+                        process = None if self.postgres is None else self.postgres.process
+                        stop_postgres(self.data, process)
                 finally:
                     self.lock.release()
 
@@ -221,6 +241,7 @@ class DemoRun:
             "LOG_FORMAT": "json",  # the logs are files
             # No load balancer to drain from: Ctrl-C stops the API at once.
             "SHUTDOWN_DRAIN_SECONDS": "0",
+            "SHUTDOWN_GRACE_SECONDS": "2",
         }
 
     def _check_running(self) -> None:
@@ -239,6 +260,18 @@ class DemoRun:
             return self.manifest  # not listening yet, or busy starting
         self.manifest = document
         return document
+
+
+def _require_redis(url: str) -> None:
+    """A Redis given by ``REDIS_URL`` answers, or the demo stops now, saying what to do."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        client.ping()
+    except (redis.exceptions.RedisError, OSError) as exc:
+        hint = GIVEN_SERVER_HINT.format(name="REDIS_URL")
+        raise DemoFailed(f"cannot reach Redis at {mask_url(url)}: {exc} ({hint})") from exc
+    finally:
+        client.close()
 
 
 def environment_lines(database_url: str, redis_url: str) -> list[str]:

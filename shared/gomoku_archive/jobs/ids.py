@@ -25,6 +25,9 @@ SCRUB_CRON_NAME = "cron:" + SCRUB_FUNCTION
 CHECK_FUNCTION = "check_mirror"
 CHECK_CRON_NAME = "cron:" + CHECK_FUNCTION
 """The periodic cheap check (HEAD) of every redirect target."""
+CONTENT_CHECK_FUNCTION = "check_mirror_content"
+CONTENT_CHECK_CRON_NAME = "cron:" + CONTENT_CHECK_FUNCTION
+"""The periodic check of a window of every redirect target's bytes."""
 
 JobKind = Literal["export", "range", "mirror", "planner", "scrub", "check", "other"]
 
@@ -93,8 +96,9 @@ def parse_job_id(job_id: str) -> JobRef:
         return JobRef("planner")
     if job_id == SCRUB_CRON_NAME or job_id.startswith(SCRUB_CRON_NAME + ":"):
         return JobRef("scrub")
-    if job_id == CHECK_CRON_NAME or job_id.startswith(CHECK_CRON_NAME + ":"):
-        return JobRef("check")
+    for cron_name in (CHECK_CRON_NAME, CONTENT_CHECK_CRON_NAME):
+        if job_id == cron_name or job_id.startswith(cron_name + ":"):
+            return JobRef("check")
     return JobRef("other")
 
 

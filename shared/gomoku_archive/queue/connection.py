@@ -14,6 +14,7 @@ from typing import Any, cast
 import redis.exceptions
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import default_queue_name
+from redis.asyncio import ConnectionPool
 
 from gomoku_archive.errors import RedisUnavailable
 from gomoku_archive.jobs.codec import deserialize, serialize
@@ -34,6 +35,12 @@ REDIS_ANSWER_SECONDS = 3.0
 that accepts connections but does not answer (stopped, swapping, overloaded) must give a clear
 "unreachable" within seconds, not hang a request or a command."""
 
+WORKER_COMMAND_SECONDS = 5.0
+"""How long one of the worker's Redis commands may wait for an answer. Without a bound a
+Redis that stopped answering (paused, a dropped network path) held the worker's job loop for
+ever; with it the loop notes the outage, goes on, and asks again."""
+CONNECT_SECONDS = 2.0
+
 NOW_MS_LUA = (
     "local t = redis.call('TIME') "
     "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
@@ -48,8 +55,8 @@ async def eval_script(client: ArqRedis, script: str, keys: list[Any], args: list
 
 
 def redis_settings(redis_url: str, *, retries: int = 0) -> RedisSettings:
-    """arq's connection settings from ``REDIS_URL``. Clients fail fast (no retries); the worker
-    asks for a few, so a Redis restart does not kill it at start-up."""
+    """arq's connection settings from ``REDIS_URL``, for clients (the worker connects with
+    ``connect_worker``)."""
     settings = RedisSettings.from_dsn(redis_url)
     settings.conn_retries = retries
     settings.conn_timeout = 2
@@ -77,6 +84,37 @@ async def connect(
         ) from exc
     except ANY_REDIS_ERROR as exc:
         raise RedisUnavailable(f"cannot reach Redis at {mask_url(redis_url)}: {exc}") from exc
+
+
+async def connect_worker(redis_url: str, *, retries: int, retry_seconds: float = 1.0) -> ArqRedis:
+    """The worker's client pool: each command bounded by ``WORKER_COMMAND_SECONDS`` (arq's own
+    pool bounds only the connect). ``RedisUnavailable`` when Redis did not answer a PING on any
+    of ``retries`` + 1 tries, ``retry_seconds`` apart (a Redis restarting at the worker's start)."""
+    pool = ConnectionPool.from_url(
+        redis_url,
+        socket_connect_timeout=CONNECT_SECONDS,
+        socket_timeout=WORKER_COMMAND_SECONDS,
+        encoding="utf8",
+    )
+    client = ArqRedis(
+        pool,
+        job_serializer=serialize,
+        job_deserializer=deserialize,
+        default_queue_name=QUEUE_NAME,
+    )
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            await client.ping()
+            return client
+        except ANY_REDIS_ERROR as exc:
+            if tries > retries:
+                await client.aclose(close_connection_pool=True)
+                raise RedisUnavailable(
+                    f"cannot reach Redis at {mask_url(redis_url)}: {exc}"
+                ) from exc
+        await asyncio.sleep(retry_seconds)
 
 
 @asynccontextmanager

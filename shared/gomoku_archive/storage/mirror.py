@@ -1,5 +1,6 @@
 """The S3 mirror: copies a published archive (and its ``.sha256``) from PostgreSQL into the
-bucket, trusts the copy only after reading it back, and re-checks copies later (scrubbing).
+bucket, trusts the copy only after reading it back, and re-checks copies later (scrubbing; the
+periodic HEAD and content checks are ``mirror_checks``).
 
 PostgreSQL stays the source of truth: nothing here can change what is published, and a failure
 only leaves the archive without a verified copy (downloads are then served from PostgreSQL).
@@ -30,6 +31,7 @@ from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
 from gomoku_archive.storage import public_copy
 from gomoku_archive.storage.chunks import ChunkReadError, iter_archive
+from gomoku_archive.storage.mirror_checks import TargetCheck, TargetChecker
 from gomoku_archive.storage.s3 import ObjectHeaders, ReadBack, S3Store
 
 log = get_logger(__name__)
@@ -93,39 +95,6 @@ class MirrorReport:
         }
 
 
-@dataclass(slots=True)
-class TargetCheck:
-    """What one pass of the cheap check (HEAD) of every redirect target found."""
-
-    checked: int = 0
-    fine: list[int] = field(default_factory=list)
-    withdrawn: dict[int, str] = field(default_factory=dict)
-    """Copies found missing or changed (or whose CDN address failed): no longer redirected."""
-    cdn_pending: list[int] = field(default_factory=list)
-    """Copies verified in the bucket whose CDN address has not passed an anonymous read."""
-    failures: dict[int, str] = field(default_factory=dict)
-    """Copies the check could not look at (the store did not answer): left as they were."""
-    busy: int = 0
-
-    def to_repair(self) -> list[int]:
-        """The archives a mirror job should see to: withdrawn, and waiting for the CDN."""
-        return sorted({*self.withdrawn, *self.cdn_pending})
-
-    def summary(self) -> dict[str, object]:
-        return {
-            "checked": self.checked,
-            "fine": len(self.fine),
-            "withdrawn": len(self.withdrawn),
-            "cdnPending": len(self.cdn_pending),
-            "failed": len(self.failures),
-            "busy": self.busy,
-            "problems": {str(k): v for k, v in {**self.withdrawn, **self.failures}.items()},
-        }
-
-
-HEAD_CHECKS_AT_ONCE = 8
-
-
 def archive_headers(file_name: str) -> ObjectHeaders:
     return ObjectHeaders(ARCHIVE_CONTENT_TYPE, attachment(file_name), IMMUTABLE_CACHE_CONTROL)
 
@@ -186,89 +155,14 @@ class ArchiveMirror:
         return await self._each(ids, self.verify)
 
     async def check_targets(self) -> TargetCheck:
-        """HEAD every redirect target (and its ``.sha256``; behind a CDN, its CDN address,
-        anonymously): a copy that is gone or whose size or ETag changed stops being a target
-        at once. Cheap: no byte is read; the weekly scrub reads everything."""
-        async with self.pool.acquire() as conn:
-            rows = await mirror_store.redirect_candidates(conn, self.store.bucket)
-        result = TargetCheck()
-        slots = asyncio.Semaphore(HEAD_CHECKS_AT_ONCE)
-        session = public_copy.new_session() if self.store.behind_cdn else None
-        try:
+        """The HEAD pass over every redirect target (``mirror_checks``)."""
+        return await TargetChecker(self.pool, self.store).head_pass()
 
-            async def one(row: ArchiveRow) -> None:
-                async with slots:
-                    await self._check_target(row, session, result)
-
-            await asyncio.gather(*(one(row) for row in rows))
-        finally:
-            if session is not None:
-                await session.close()
-        async with self.pool.acquire() as conn:
-            await mirror_store.record_head_checked(conn, result.fine)
-        return result
-
-    async def _check_target(
-        self, row: ArchiveRow, session: aiohttp.ClientSession | None, result: TargetCheck
-    ) -> None:
-        assert row.file_name is not None
-        key = self.store.key_for(row.file_name)
-        if row.mirror.key != key:
-            return  # mirrored under another prefix: the backfill sees to it
-        async with self.pool.acquire() as lock_conn:
-            if not await mirror_store.try_lock_archive(lock_conn, row.id):
-                result.busy += 1  # a mirror job is at it right now
-                return
-            try:
-                result.checked += 1
-                try:
-                    problem = await self._head_problem(row, key)
-                except MirrorFailed as exc:
-                    result.failures[row.id] = str(exc)
-                    return
-                if problem is not None:
-                    error = f"the periodic check found the copy wrong: {problem}"
-                    log.warning(
-                        "mirror_target_withdrawn", archive_id=row.id, key=key, problem=problem
-                    )
-                    await mirror_store.record_mismatch(lock_conn, row.id, error)
-                    result.withdrawn[row.id] = error
-                    return
-                cdn_url = self.store.cdn_url(key)
-                if cdn_url is None or session is None:
-                    result.fine.append(row.id)
-                    return
-                if row.mirror.not_redirected_because(self.store.bucket, key, cdn_url):
-                    result.cdn_pending.append(row.id)
-                    return
-                cdn_problem = await _cdn_head_problem(session, cdn_url, row.bytes)
-                if cdn_problem is not None:
-                    log.warning("mirror_cdn_withdrawn", archive_id=row.id, problem=cdn_problem)
-                    await mirror_store.record_cdn(lock_conn, row.id, cdn_url, cdn_problem)
-                    result.withdrawn[row.id] = cdn_problem
-                    return
-                result.fine.append(row.id)
-            finally:
-                if not lock_conn.is_closed():
-                    await mirror_store.unlock_archive(lock_conn, row.id)
-
-    async def _head_problem(self, row: ArchiveRow, key: str) -> str | None:
-        assert row.file_name is not None
-        assert row.sha256 is not None
-        found = await self.store.head(key)
-        if found is None:
-            return "the object is gone"
-        if found.size != row.bytes:
-            return f"the object has {found.size} bytes, expected {row.bytes}"
-        if row.mirror.etag is not None and found.etag != row.mirror.etag:
-            return f"the object's ETag changed from {row.mirror.etag} to {found.etag}"
-        checksum = await self.store.head(key + CHECKSUM_SUFFIX)
-        expected = len(checksum_line(row.file_name, row.sha256).encode("ascii"))
-        if checksum is None:
-            return "the checksum object is gone"
-        if checksum.size != expected:
-            return f"the checksum object has {checksum.size} bytes, expected {expected}"
-        return None
+    async def check_content(self, *, pass_number: int, sample_bytes: int) -> TargetCheck:
+        """The content pass over every redirect target (``mirror_checks``)."""
+        return await TargetChecker(self.pool, self.store).content_pass(
+            pass_number=pass_number, sample_bytes=sample_bytes
+        )
 
     async def _each(
         self, ids: list[int], action: Callable[[int], Awaitable[MirrorResult]]
@@ -495,12 +389,3 @@ class _Attempt:
                 await mirror_store.add_uploaded_bytes(conn, self.row.id, self.sent)
         except Exception as exc:  # the database is what failed; the job's error still tells
             log.warning("mirror_failure_not_recorded", archive_id=self.row.id, error=str(exc))
-
-
-async def _cdn_head_problem(session: aiohttp.ClientSession, url: str, size: int) -> str | None:
-    try:
-        got = await public_copy.head(session, url)
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        return f"HEAD {url} failed: {type(exc).__name__}: {exc}".rstrip(": ")
-    problem = got.problem(size, None)
-    return None if problem is None else f"HEAD {url} {problem}"

@@ -21,13 +21,18 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.errors import ConfigError, MirrorFailed, StoreUnavailable
 from gomoku_archive.logs import get_logger
 from gomoku_archive.settings import Settings
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
+
+BUCKET_CHECK_TRIES = 3
+"""Start-up tries of a store that does not answer, ``BUCKET_CHECK_PAUSE_SECONDS`` apart (each
+is boto3's own three attempts): a store restarting beside the worker is waited for."""
+BUCKET_CHECK_PAUSE_SECONDS = 2.0
 
 THREADS = 4
 """boto3 calls in flight at once: an upload part, the next part's read-ahead, a read-back."""
@@ -227,6 +232,12 @@ class S3Store:
         except Exception as exc:
             raise _failure(exc, action, self.where(key)) from exc
 
+    async def check_bucket(self) -> None:
+        """HEAD the bucket: ``MirrorFailed`` when this store, bucket and these credentials
+        cannot be used (the same ``s3:ListBucket`` the mirror needs to tell a missing object
+        from a refused one)."""
+        await self._call("reach the bucket", "", self._client.head_bucket, Bucket=self.bucket)
+
     async def head(self, key: str) -> StoredObject | None:
         """The object's size and ETag, or None when there is no such object."""
         try:
@@ -404,8 +415,28 @@ class S3Store:
                 return None
             raise
 
-    def _read_back_blocking(self, *, key: str) -> ReadBack:
-        reply = self._client.get_object(Bucket=self.bucket, Key=key)
+    async def read_range(self, key: str, start: int, end: int) -> ReadBack | None:
+        """Bytes ``[start, end)`` of the object, hashed as they stream (a ranged GET); None when
+        there is no such object. ``size`` is what the store sent: less than asked when the
+        object is shorter (none at all when it ends before ``start``)."""
+        try:
+            return await self._call(
+                "read part of", key, self._read_back_blocking, key=key, byte_range=(start, end)
+            )
+        except MirrorFailed as exc:
+            if _no_such_object(exc):
+                return None
+            if _error_code(exc) == "InvalidRange":  # 416: the object ends before ``start``
+                return ReadBack(hashlib.sha256().hexdigest(), 0, "")
+            raise
+
+    def _read_back_blocking(
+        self, *, key: str, byte_range: tuple[int, int] | None = None
+    ) -> ReadBack:
+        ranged = {}
+        if byte_range is not None:
+            ranged["Range"] = f"bytes={byte_range[0]}-{byte_range[1] - 1}"
+        reply = self._client.get_object(Bucket=self.bucket, Key=key, **ranged)
         digest = hashlib.sha256()
         size = 0
         body = reply["Body"]
@@ -419,3 +450,47 @@ class S3Store:
 
     async def delete(self, key: str) -> None:
         await self._call("delete", key, self._client.delete_object, Bucket=self.bucket, Key=key)
+
+
+async def require_bucket(settings: Settings) -> None:
+    """Refuse, in one line, to go on with S3 settings that cannot reach the bucket: a worker
+    with a wrong bucket, endpoint or credentials would otherwise start silently and fail every
+    mirror job. ``ConfigError`` when the store refused (no such bucket, access denied),
+    ``StoreUnavailable`` when it did not answer ``BUCKET_CHECK_TRIES`` times."""
+    store = S3Store(settings, threads=1)
+    where = f"s3://{store.bucket}/ at {settings.s3_endpoint_url or 'AWS S3'}"
+    fix = (
+        "check S3_BUCKET, S3_ENDPOINT_URL and the credentials (boto3's chain), "
+        "or unset S3_BUCKET to run without the mirror"
+    )
+    try:
+        for attempt in range(1, BUCKET_CHECK_TRIES + 1):
+            try:
+                await store.check_bucket()
+                return
+            except MirrorFailed as exc:
+                if not exc.transient:
+                    raise ConfigError(
+                        f"the S3 mirror cannot use {where}: {_bucket_refusal(exc)}; {fix}"
+                    ) from exc
+                if attempt == BUCKET_CHECK_TRIES:
+                    raise StoreUnavailable(
+                        f"the S3 mirror cannot reach {where}: {_cause_text(exc)}; {fix}"
+                    ) from exc
+            await asyncio.sleep(BUCKET_CHECK_PAUSE_SECONDS)
+    finally:
+        await asyncio.to_thread(store.close)
+
+
+def _bucket_refusal(exc: MirrorFailed) -> str:
+    code = _error_code(exc)
+    if code in ("404", "NoSuchBucket", "NotFound"):
+        return "no such bucket"
+    if code in ("403", "AccessDenied", "Forbidden"):
+        return "access denied (the credentials, or their s3:ListBucket on the bucket)"
+    return _cause_text(exc)
+
+
+def _cause_text(exc: MirrorFailed) -> str:
+    cause = exc.__cause__
+    return str(cause) if cause is not None else str(exc)

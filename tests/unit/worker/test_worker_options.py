@@ -39,6 +39,17 @@ def test_the_weekly_scrub_runs_only_with_a_bucket() -> None:
     assert not scrub.run_at_startup
 
 
+def test_the_mirror_checks_follow_their_periods() -> None:
+    with_s3 = dataclasses.replace(
+        SETTINGS, s3_bucket="bucket", mirror_check_seconds=60, mirror_content_check_seconds=7200
+    )
+    crons = {c.name: c for c in worker_options(with_s3)["cron_jobs"]}
+    head, content = crons["cron:check_mirror"], crons["cron:check_mirror_content"]
+    assert (head.second, head.minute, head.hour) == ({0}, set(range(60)), None)
+    assert (content.second, content.minute, content.hour) == ({0}, {0}, set(range(0, 24, 2)))
+    assert content.timeout_s == 7200, "a pass may take its whole period"
+
+
 def test_the_planner_runs_at_start_up_and_every_six_hours_utc() -> None:
     options = worker_options(SETTINGS)
     [planner] = options["cron_jobs"]
@@ -56,10 +67,10 @@ def test_the_planner_runs_at_start_up_and_every_six_hours_utc() -> None:
     assert runs == ["01 00:00:00", "01 06:00:00", "01 12:00:00", "01 18:00:00", "02 00:00:00"]
 
 
-def test_json_jobs_and_redis_from_settings() -> None:
+def test_json_jobs() -> None:
     options = worker_options(SETTINGS, grace_seconds=7)
     assert options["job_serializer"]({"a": [1]}) == b'{"a":[1]}'
-    assert options["redis_settings"].database == 7
+    assert "redis_settings" not in options, "run_worker hands arq a pool of its own"
     assert options["job_completion_wait"] == 7
     assert options["handle_signals"] is True
     assert options["health_check_interval"] == 30

@@ -4,8 +4,8 @@
   ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
   operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
-  set, ``scrub_mirror`` every Sunday at 03:30 UTC and ``check_mirror`` every
-  ``MIRROR_CHECK_SECONDS``;
+  set, ``scrub_mirror`` every Sunday at 03:30 UTC, ``check_mirror`` every
+  ``MIRROR_CHECK_SECONDS`` and ``check_mirror_content`` every ``MIRROR_CONTENT_CHECK_SECONDS``;
 - JSON job serialisation (``gomoku_archive.queue.connection``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
@@ -14,7 +14,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import warnings
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -22,10 +24,12 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from gomoku_archive.db.pool import create_pool
+from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
     CHECK_CRON_NAME,
+    CONTENT_CHECK_CRON_NAME,
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
@@ -33,18 +37,20 @@ from gomoku_archive.jobs.ids import (
     SCRUB_CRON_NAME,
 )
 from gomoku_archive.logs import get_logger
-from gomoku_archive.queue.connection import QUEUE_NAME, redis_settings
+from gomoku_archive.queue.connection import QUEUE_NAME, connect_worker
 from gomoku_archive.queue.worker_keys import retire_worker
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
-from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import export_month, export_range
+from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
     SCRUB_TIMEOUT_SECONDS,
     check_mirror,
+    check_mirror_content,
     mirror_archive,
     scrub_mirror,
 )
@@ -74,6 +80,9 @@ throughput comes from more worker processes, which also spreads months over mach
 DEFAULT_GRACE_SECONDS = 25
 """Below Kubernetes' default 30 s termination grace period, so arq cancels cleanly first."""
 DEFAULT_STALE_AFTER_SECONDS = 30.0
+REDIS_START_RETRIES = 5
+"""Tries a second apart before a worker that cannot reach Redis at its start gives up (a Redis
+restarting beside it); once running, it waits for Redis however long it is away."""
 
 _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
@@ -81,13 +90,39 @@ _STALE_AFTER = "gomoku_stale_after"
 _S3_STORE = "gomoku_s3_store"
 
 
-def check_schedule(period_seconds: int) -> tuple[set[int], set[int] | None]:
-    """arq cron's ``second`` and ``minute`` (None: every minute) that run a job at least every
-    ``period_seconds`` (5..3600, whole minutes from 60 on). A period that does not divide the
-    hour gives a shorter gap at the hour, never a longer one."""
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """arq cron's ``second``, ``minute`` and ``hour`` (None: every one)."""
+
+    second: set[int]
+    minute: set[int] | None = None
+    hour: set[int] | None = None
+
+
+class ExpectedFailures(logging.Filter):
+    """arq logs every failed job with its traceback. A ``MirrorFailed`` is an expected outcome
+    (a store that refused or stayed away) that ``mirror_jobs`` has logged in full already
+    (``mirror_job``, outcome ``failed``): arq's one line stays, its traceback goes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is not None and isinstance(record.exc_info[1], MirrorFailed):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_EXPECTED_FAILURES = ExpectedFailures()
+
+
+def check_schedule(period_seconds: int) -> Schedule:
+    """When to run a job at least every ``period_seconds`` (5 to 59, whole minutes below an
+    hour, whole hours from an hour on: ``Settings`` checks it). A period that does not divide
+    the minute, hour or day gives a shorter gap at its turn, never a longer one."""
     if period_seconds < 60:
-        return set(range(0, 60, period_seconds)), None
-    return {0}, set(range(0, 60, period_seconds // 60))
+        return Schedule(set(range(0, 60, period_seconds)))
+    if period_seconds < 3600:
+        return Schedule({0}, set(range(0, 60, period_seconds // 60)))
+    return Schedule({0}, {0}, set(range(0, 24, period_seconds // 3600)))
 
 
 def worker_name() -> str:
@@ -133,17 +168,29 @@ def worker_options(
                 max_tries=1,
             )
         )
-        seconds, minutes = check_schedule(settings.mirror_check_seconds)
-        cron_jobs.append(
+        head = check_schedule(settings.mirror_check_seconds)
+        content = check_schedule(settings.mirror_content_check_seconds)
+        cron_jobs += [
             cron(
                 check_mirror,
                 name=CHECK_CRON_NAME,
-                second=seconds,
-                minute=minutes,
+                second=head.second,
+                minute=head.minute,
                 timeout=max(settings.mirror_check_seconds, 60),
                 max_tries=1,
-            )
-        )
+            ),
+            cron(
+                check_mirror_content,
+                name=CONTENT_CHECK_CRON_NAME,
+                second=content.second,
+                minute=content.minute,
+                hour=content.hour,
+                # A pass that outlasts its period overlaps the next, which then skips the
+                # files it holds (their locks): whole files of a big archive take a while.
+                timeout=min(max(settings.mirror_content_check_seconds, 600), SCRUB_TIMEOUT_SECONDS),
+                max_tries=1,
+            ),
+        ]
     return {
         "functions": [
             func(
@@ -172,7 +219,6 @@ def worker_options(
         ],
         "cron_jobs": cron_jobs,
         "queue_name": QUEUE_NAME,
-        "redis_settings": redis_settings(settings.redis_url, retries=5),
         "job_serializer": serialize,
         "job_deserializer": deserialize,
         "on_startup": _startup,
@@ -239,8 +285,19 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 
 async def run_worker(settings: Settings, **options: Any) -> Worker:
     """Run a worker in the current event loop until SIGTERM/SIGINT (or, with ``burst=True``,
-    until the queue is empty); everything it opened is closed on the way out."""
-    worker = Worker(**worker_options(settings, **options))
+    until the queue is empty); everything it opened is closed on the way out. Its job loop
+    outlives a Redis outage and beats its heartbeat file (``worker.job_loop``). With S3 set,
+    a bucket it cannot use stops it before anything starts (``storage.s3.require_bucket``)."""
+    if settings.mirror_enabled:
+        await require_bucket(settings)
+    arq_log = logging.getLogger("arq.worker")
+    if _EXPECTED_FAILURES not in arq_log.filters:
+        arq_log.addFilter(_EXPECTED_FAILURES)
+    arguments = worker_options(settings, **options)
+    # Real time, whatever clock the jobs are given: the probe compares it with its own.
+    heartbeat = LoopHeartbeat(context.worker_of(arguments["ctx"]), clock=utc_now)
+    client = await connect_worker(settings.redis_url, retries=REDIS_START_RETRIES)
+    worker = ArchiveWorker(heartbeat=heartbeat, redis_pool=client, **arguments)
     try:
         await worker.async_run()
     except asyncio.CancelledError:

@@ -1,7 +1,8 @@
 """The S3 mirror's jobs: ``mirror_archive`` (one archive, after it is published or by the
-planner's backfill), ``scrub_mirror`` (weekly: re-read every copy, repair what changed) and
+planner's backfill), ``scrub_mirror`` (weekly: re-read every copy, repair what changed),
 ``check_mirror`` (every ``MIRROR_CHECK_SECONDS``: HEAD every redirect target, withdraw what is
-gone or changed and queue its repair).
+gone or changed and queue its repair) and ``check_mirror_content`` (every
+``MIRROR_CONTENT_CHECK_SECONDS``: the same for a window of every target's bytes).
 Thin: the work is ``gomoku_archive.storage.mirror``; here are retries, logs and arq's outcomes.
 
 ``mirror_archive`` outcomes: ``uploaded`` / ``present`` / ``skipped`` (see ``MirrorAction``);
@@ -19,9 +20,11 @@ import structlog
 from arq import Retry
 
 from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.jobs.content_sample import pass_number
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.enqueue import enqueue_mirrors
-from gomoku_archive.worker.context import mirror_of, redis_of
+from gomoku_archive.storage.mirror_checks import TargetCheck
+from gomoku_archive.worker.context import clock_of, mirror_of, redis_of, settings_of
 from gomoku_archive.worker.retry_policy import MIRROR_MAX_TRIES, may_retry, mirror_retry_delay
 
 log = get_logger(__name__)
@@ -97,9 +100,39 @@ async def check_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
         return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
     started = time.monotonic()
     checked = await mirror.check_targets()
+    return await _report(ctx, "mirror_check", checked, started)
+
+
+async def check_mirror_content(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Read this pass's window of every redirect target from the bucket and the CDN; withdraw
+    a copy whose bytes differ from PostgreSQL's at once and queue its repair."""
+    mirror = mirror_of(ctx)
+    if mirror is None:
+        return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
+    settings = settings_of(ctx)
+    started = time.monotonic()
+    number = pass_number(clock_of(ctx)(), settings.mirror_content_check_seconds)
+    sample = settings.mirror_content_sample_bytes
+    checked = await mirror.check_content(pass_number=number, sample_bytes=sample)
+    extra = {"pass": number, "sampleBytes": sample}
+    return await _report(ctx, "mirror_content_check", checked, started, extra)
+
+
+async def _report(
+    ctx: dict[str, Any],
+    event: str,
+    checked: TargetCheck,
+    started: float,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     queued = await enqueue_mirrors(redis_of(ctx), checked.to_repair())
-    summary: dict[str, Any] = {"outcome": "checked", **checked.summary(), "repairsQueued": queued}
-    summary["duration_s"] = round(time.monotonic() - started, 3)
+    summary: dict[str, Any] = {
+        "outcome": "checked",
+        **(extra or {}),
+        **checked.summary(),
+        "repairsQueued": queued,
+        "duration_s": round(time.monotonic() - started, 3),
+    }
     level = "warning" if checked.withdrawn or checked.failures else "info"
-    getattr(log, level)("mirror_check", **summary)
+    getattr(log, level)(event, **summary)
     return summary

@@ -41,15 +41,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--check",
         action="store_true",
-        help="run no worker: exit 0 when a worker on this host reported to Redis recently, "
-        "1 when none did, 3 when Redis does not answer (a liveness probe)",
+        help="run no worker: exit 0 when a worker on this machine turned its job loop "
+        "recently (its heartbeat file in the temporary directory), 1 when none did; Redis and "
+        "PostgreSQL are not asked (a liveness probe)",
     )
     p.add_argument(
         "--max-age",
         type=float,
         default=DEFAULT_MAX_AGE.total_seconds(),
         metavar="SECONDS",
-        help="with --check: how old this host's last heartbeat may be "
+        help="with --check: how long ago the loop may have turned last "
         f"(default {DEFAULT_MAX_AGE.total_seconds():.0f})",
     )
     p.set_defaults(run=cmd_worker)

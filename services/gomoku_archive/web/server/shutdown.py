@@ -1,49 +1,164 @@
-"""A graceful stop that sends the last bytes too.
+"""Stopping the API within one bound, whatever aiohttp does inside.
 
-aiohttp's graceful shutdown waits for handlers, then closes each connection's transport;
-``close()`` sends what the transport still buffers only as the event loop runs on. A slow
-client's download ends with its last write returning once the buffer is under asyncio's
-low-water mark (up to 16 KiB still queued), and ``web.run_app`` closes the loop right after
-the app's cleanup, so those bytes were lost: a download that the access log calls complete
-came up short at its very end. The app's cleanup now waits, within the stop's time limit,
-until every transport that carried a response has handed its bytes to the kernel."""
+aiohttp's own graceful stop cannot keep a bound: ``RequestHandler.shutdown(timeout)`` first
+waits up to ``timeout`` for the handler, then cancels the request's payload and waits up to
+``timeout`` *again* for the same handler (a download blocked in a write never sees that
+cancellation), so a slow client kept a pod for twice the time given (61 s for 30). And its
+``close()`` of a transport sends what the transport still buffers only while the loop runs on:
+a download whose last write returned with up to 16 KiB still queued lost them when the process
+exited right after.
+
+So the stop is ours: ``InFlight`` knows every request being answered (the task aiohttp runs it
+in) and every connection that still has bytes to send; ``stop_within`` closes the listening
+sockets, waits until nothing is in flight or the grace is over, then cuts what is left (aborts
+its connection and cancels its handler), and only then hands the runners to aiohttp's cleanup,
+which then finds nothing to wait for."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import struct
 import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
-_POLL_SECONDS = 0.02
+from gomoku_archive.logs import get_logger
+
+log = get_logger(__name__)
+
+POLL_SECONDS = 0.02
+"""Polled: asyncio has no "buffer empty" callback for a transport, nor a "handlers done" one."""
+CUT_SETTLE_SECONDS = 1.0
+"""After the cut, how long the cancelled handlers get to unwind (release their database
+connections) before the resources are closed."""
+CLEANUP_SECONDS = 3.0
+"""The runners' own cleanup (on_shutdown, the pool, the manifest's LISTEN connection): nothing
+is in flight by then, so it takes milliseconds; this bounds it against a database that hangs."""
+RUNNER_SHUTDOWN_TIMEOUT = 0.5
+"""aiohttp's ``shutdown_timeout`` for the runners: only a connection that slipped past the cut
+could still wait on it (twice), and nothing should."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def finish_sending_on_stop(app: web.Application, *, timeout: float) -> None:
-    """On stop, keep the loop running until every response's bytes left the process, or until
-    ``timeout`` seconds after the stop began (a client that stopped reading gets cut then)."""
-    transports: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
-    stop_began: list[float] = []
+@dataclass(frozen=True, slots=True)
+class StopReport:
+    grace_used_s: float
+    cut_requests: int
+    """Requests still being answered when the grace ended (their connections aborted)."""
+    cut_connections: int
+    """Connections of finished responses still sending when the grace ended (aborted)."""
 
-    async def remember(request: web.Request, response: web.StreamResponse) -> None:
+
+class InFlight:
+    """The requests an application is answering and the connections still sending; install it
+    on every application the runners serve."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[asyncio.Task[Any], web.BaseRequest] = {}
+        self._transports: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()
+
+    def install(self, app: web.Application) -> None:
+        # First: it sees every request, also one a later middleware answers or fails.
+        app.middlewares.insert(0, self._track)
+
+    @web.middleware
+    async def _track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        # The task aiohttp answers this request in: it ends once the response is written
+        # (finish_response included), which is when the request stops being in flight.
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers[task] = request
+            task.add_done_callback(self._forget)
         if request.transport is not None:
-            transports.add(request.transport)
+            self._transports.add(request.transport)
+        return await handler(request)
 
-    async def note_stop(app: web.Application) -> None:
-        stop_began.append(asyncio.get_running_loop().time())
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._handlers.pop(task, None)
 
-    async def drain(app: web.Application) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = (stop_began[0] if stop_began else loop.time()) + timeout
-        # Polled: asyncio has no "buffer empty" callback for a transport it is closing.
-        while any(_unsent(t) for t in list(transports)):
-            if loop.time() >= deadline:
-                break
-            await asyncio.sleep(_POLL_SECONDS)
-        await asyncio.sleep(0)  # let the flushed transports finish closing their sockets
+    def requests(self) -> int:
+        return sum(1 for task in self._handlers if not task.done())
 
-    app.on_response_prepare.append(remember)
-    app.on_shutdown.append(note_stop)
-    app.on_cleanup.append(drain)
+    def sending(self) -> int:
+        return sum(1 for t in list(self._transports) if _unsent(t))
+
+    def busy(self) -> bool:
+        return self.requests() > 0 or self.sending() > 0
+
+    async def cut(self) -> tuple[int, int]:
+        """Abort every connection with a request in flight or bytes unsent, cancel their
+        handlers, and give those a moment to unwind; returns (requests, connections) cut."""
+        tasks = [task for task in list(self._handlers) if not task.done()]
+        for task in tasks:
+            request_transport = self._handlers[task].transport
+            if request_transport is not None:
+                _reset(request_transport)
+            task.cancel()
+        sending = [t for t in list(self._transports) if _unsent(t)]
+        for transport in sending:
+            _reset(transport)
+        if tasks:
+            await asyncio.wait(tasks, timeout=CUT_SETTLE_SECONDS)
+        return len(tasks), len(sending)
+
+
+async def stop_within(
+    runners: list[web.AppRunner],
+    in_flight: InFlight,
+    *,
+    grace_seconds: float,
+    cut_now: asyncio.Event,
+) -> StopReport:
+    """Stop accepting, let what is in flight finish for at most ``grace_seconds`` (or until
+    ``cut_now`` is set), cut the rest, then clean the runners up (bounded too)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    deadline = started + grace_seconds
+    for runner in runners:
+        for site in list(runner.sites):
+            await site.stop()  # the listening socket closes: new connections are refused
+        if runner.server is not None:
+            runner.server.pre_shutdown()  # idle keep-alive connections close now
+    while in_flight.busy() and loop.time() < deadline and not cut_now.is_set():  # noqa: ASYNC110
+        await asyncio.sleep(POLL_SECONDS)  # nothing to wait on: see POLL_SECONDS
+    grace_used = loop.time() - started
+    requests, connections = (0, 0)
+    if in_flight.busy():
+        requests, connections = await in_flight.cut()
+        log.warning(
+            "serve_cut",
+            requests=requests,
+            connections=connections,
+            after_s=round(grace_used, 3),
+            reason="signal" if cut_now.is_set() else "grace over",
+        )
+    for runner in reversed(runners):
+        try:
+            async with asyncio.timeout(CLEANUP_SECONDS):
+                await runner.cleanup()
+        except TimeoutError:
+            log.warning("serve_cleanup_timeout", seconds=CLEANUP_SECONDS)
+    return StopReport(round(grace_used, 3), requests, connections)
+
+
+def _reset(transport: asyncio.BaseTransport) -> None:
+    """Abort with a TCP reset: the client learns at once that its response was cut, and what
+    the kernel still buffers for it is dropped (after a plain close the kernel would go on
+    trickling it out to a slow client, which would learn of the cut only minutes later)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    if isinstance(transport, asyncio.WriteTransport):
+        transport.abort()
+    else:
+        transport.close()
 
 
 def _unsent(transport: asyncio.BaseTransport) -> int:
