@@ -134,6 +134,8 @@ async def stored_archive(dsn: str, file_name: str) -> bytes:
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CLOCK_TICK = 1 / _CLOCK_TICKS
+"""The kernel's unit of a process's CPU time (/proc/<pid>/stat): less than that reads 0."""
 _PARALLEL_WORKER = re.compile(r"parallel worker for PID (\d+)")
 
 
