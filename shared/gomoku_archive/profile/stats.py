@@ -50,8 +50,9 @@ class StatsCounter:
     """Fed every published game of a month, in any order; ``result()`` gives the counts.
 
     ``add`` costs a few dictionary updates per game and one C-level counter update over its
-    move nodes, which are strings shared by every game with their hash cached: about a tenth
-    of what formatting the line costs."""
+    move nodes, which are strings shared by every game with their hash cached. The export
+    counts a batch of games at once with ``add_passed``: one C-level counter update per figure
+    over the whole batch."""
 
     __slots__ = ("_first", "_lengths", "_nodes", "_ratings", "_time_controls", "_winners")
 
