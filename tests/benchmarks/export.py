@@ -1,42 +1,61 @@
-"""The export (issue 11, targets 0-2): a real ``gomoku-archive export`` of a seeded month against
-the floor, ``psql \\copy`` of exactly the columns the export reads (same WHERE, same ORDER BY)
-piped through ``gzip -6``; the export's peak RSS, and how it grows with the month; the progress
-bar's cost; and the archive against a plain reference build of the same rows (json, the full
-move check, ``gzip.GzipFile``): the same text, and for a month of one range (at most K
-candidates, ``export.ranges``) the same bytes.
+"""The export (issue 11, targets 0-2; issue 29, the CPU per game): a real ``gomoku-archive
+export`` of a month of demo play (every game played, none copied: ``data.seed_played_month``)
+against the floor, ``psql \\copy`` of exactly the columns the export reads (same WHERE, same
+ORDER BY) piped through ``gzip -6``: wall time, the client's CPU (the processes' own, from the
+kernel's accounting of the reaped children) and PostgreSQL's backends' CPU (``support.BackendCpu``)
+apart, per game, and bytes; the month's compressed size per game against a fresh sample of the
+demo player's play; the export's peak RSS, and how it grows with the month; the progress bar's
+cost; and the archive against a plain reference build of the same rows (json, the full move
+check, ``gzip.GzipFile``): the same text, and for a month of one range (at most K candidates,
+``export.ranges``) the same bytes.
 
-Runs alternate (floor, export, floor, export, ...) and the best of each side counts."""
+Runs alternate (floor, export in one process, export as configured by default, floor, ...) and
+the best of each side counts."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gzip
 import io
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
 from gomoku_archive.db import source
+from gomoku_archive.demo.examples import build_archive
+from gomoku_archive.demo.games import generate_month
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.gomoku.game import Reason
 from gomoku_archive.gomoku.replay import coerce_moves
 from gomoku_archive.profile.classify import Candidate, classify
 from gomoku_archive.profile.months import Month
-from gomoku_archive.profile.writer import game_line
+from gomoku_archive.profile.writer import GameRecord, game_line
 
-from .data import seed_month
+from .data import seed_month, seed_played_month
 from .figures import Figure, Size, bounded
-from .support import ROOT, scratch_database, stored_archive
+from .machine import load_average
+from .support import (
+    CLOCK_TICK,
+    ROOT,
+    BackendCpu,
+    postmaster_pid,
+    scratch_database,
+    stored_archive,
+)
 
 SECTION = "export"
+_T = TypeVar("_T")
 MONTH = Month(2026, 8)
 MIB = 1024 * 1024
 
@@ -46,14 +65,24 @@ class Plan:
     games: int
     rounds: int
     big_games: int | None
-    """A second, larger month for the memory-growth ratio (None: skipped)."""
+    """A second, larger month for the memory-growth ratio (None: skipped); its games are copies
+    of a template (``data.seed_month``): memory does not depend on the games' variety."""
+    sample_games: int
+    """Games of a fresh sample of demo play, the compressed size per game of real play."""
 
 
 PLANS = {
-    Size.SMOKE: Plan(games=300, rounds=1, big_games=None),
-    Size.FULL: Plan(games=200_000, rounds=3, big_games=1_000_000),
+    Size.SMOKE: Plan(games=300, rounds=1, big_games=None, sample_games=300),
+    Size.FULL: Plan(games=200_000, rounds=3, big_games=1_000_000, sample_games=5_000),
 }
 EXPORT_AT_MOST = 1.5
+ONE_PROCESS_AT_MOST = 1.6
+"""Issue 29: the export in one process against the floor, client CPU per game and wall time."""
+BACKEND_AT_MOST = 1.6
+"""PostgreSQL's CPU for the export (its read, and the parts and chunks it writes) against the
+floor's read alone."""
+REAL_PLAY_OFF_AT_MOST = 20.0
+"""Percent: the month's compressed size per game against a fresh sample of demo play."""
 PEAK_RSS_AT_MOST_MIB = 150.0
 GROWTH_AT_MOST = 1.1
 PROGRESS_COST_AT_MOST = 1.02
@@ -82,26 +111,28 @@ def run(size: Size, workdir: Path) -> list[Figure]:
     plan = PLANS[size]
     figures: list[Figure] = []
     with scratch_database(SECTION) as dsn:
-        candidates = asyncio.run(seed_month(dsn, MONTH, plan.games))
-        floor_s, export_s, export, one_s = _race(dsn, workdir, plan.rounds)
+        candidates = asyncio.run(seed_played_month(dsn, MONTH, plan.games))
+        race = _race(dsn, workdir, plan.rounds)
+        export, floor, one = race.best_export, race.floor, race.one_process
         games = export["games"]
+        figures += _one_process_figures(race, games)
         figures.append(
             Figure(
                 SECTION,
                 f"export of a {games:,}-game month ({candidates:,} candidates)",
                 "s",
-                export_s,
-                floor_s,
+                export["seconds"],
+                floor.wall,
                 "psql \\copy | gzip -6",
                 "<=",
                 EXPORT_AT_MOST,
-                note=f"{games / export_s:,.0f} games/s, "
-                f"{export['uncompressed_mib'] / export_s:.1f} MB/s of SGF in, "
-                f"{export['bytes'] / MIB / export_s:.2f} MB/s of gzip out; "
-                f"in one process (EXPORT_PROCESSES=1) {one_s:.2f} s, "
-                f"{one_s / floor_s:.2f} x the floor",
+                note=f"as configured by default; {games / export['seconds']:,.0f} games/s, "
+                f"{export['uncompressed_mib'] / export['seconds']:.1f} MB/s of SGF in, "
+                f"{export['bytes'] / MIB / export['seconds']:.2f} MB/s of gzip out; "
+                f"in one process (EXPORT_PROCESSES=1) {one.wall:.2f} s",
             )
         )
+        figures.append(_real_play_figure(export, plan.sample_games))
         figures.append(
             bounded(
                 SECTION, "export peak RSS", "MiB", export["peak_mib"], at_most=PEAK_RSS_AT_MOST_MIB
@@ -155,56 +186,227 @@ def run(size: Size, workdir: Path) -> list[Figure]:
                 "<=",
                 GROWTH_AT_MOST,
                 note=f"{big['games'] / big['seconds']:,.0f} games/s; the helper at most "
-                f"{big['helper_peak_mib']:.1f} MiB",
+                f"{big['helper_peak_mib']:.1f} MiB; the larger month's games are copies of a "
+                "template (data.seed_month)",
             )
         )
     return figures
 
 
-def _race(dsn: str, workdir: Path, rounds: int) -> tuple[float, float, dict[str, Any], float]:
-    """Best of the floor, the export as configured by default, and the export in one process
-    (the figure before the helper processes), run in turns."""
-    floors, exports, singles = [], [], []
-    best: dict[str, Any] = {}
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One timed command: its wall time, its processes' CPU (user + system, every process it
+    waited for), its PostgreSQL backends' CPU, and the compressed bytes it wrote."""
+
+    wall: float
+    client_cpu: float
+    backend_cpu: float
+    bytes: int
+
+
+@dataclass(slots=True)
+class Race:
+    floors: list[Run]
+    one_processes: list[Run]
+    exports: list[float]
+    best_export: dict[str, Any]
+    load_averages: list[str]
+
+    @property
+    def floor(self) -> Run:
+        return _best(self.floors)
+
+    @property
+    def one_process(self) -> Run:
+        return _best(self.one_processes)
+
+
+def _best(runs: list[Run]) -> Run:
+    """The best of each measure (each is a lower bound of what the command needs)."""
+    return Run(
+        min(r.wall for r in runs),
+        min(r.client_cpu for r in runs),
+        min(r.backend_cpu for r in runs),
+        runs[0].bytes,
+    )
+
+
+def _race(dsn: str, workdir: Path, rounds: int) -> Race:
+    """The floor, the export in one process (EXPORT_PROCESSES=1) and the export as configured
+    by default (the command and its range processes), run in turns."""
+    postmaster = asyncio.run(postmaster_pid(dsn))
+    race = Race([], [], [], {}, [])
     for _ in range(rounds):
-        floors.append(_floor(dsn))
+        race.load_averages.append(load_average())
+        race.floors.append(_floor(dsn, workdir, postmaster))
+        single = _export(dsn, workdir, processes=1, postmaster=postmaster)
+        race.one_processes.append(dataclasses.replace(single["run"], bytes=single["bytes"]))
         result = _export(dsn, workdir)
-        exports.append(result["seconds"])
-        if result["seconds"] == min(exports):
-            best = result
-        singles.append(_export(dsn, workdir, processes=1)["seconds"])
-    return min(floors), min(exports), best, min(singles)
+        race.exports.append(result["seconds"])
+        if result["seconds"] == min(race.exports):
+            race.best_export = result
+    race.load_averages.append(load_average())
+    return race
 
 
-def _floor(dsn: str) -> float:
-    """``psql \\copy`` of the export's own query, through ``gzip -6``, to /dev/null."""
+def _timed(dsn: str, postmaster: int, command: Callable[[], _T]) -> tuple[Run, _T]:
+    """``command``'s Run (its bytes filled in by the caller): its children's CPU from the
+    kernel (RUSAGE_CHILDREN counts every process reaped meanwhile, so nothing else here runs
+    children at the same time), and the CPU of the database's backends meanwhile."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with BackendCpu(postmaster, _database(dsn)) as backends:
+        started = time.monotonic()
+        outcome = command()
+        wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # A reading of 0 means less than one clock tick (a tiny month): counted as one.
+    return Run(wall, cpu, max(backends.seconds, CLOCK_TICK), 0), outcome
+
+
+def _database(dsn: str) -> str:
+    return dsn.rsplit("/", 1)[1].split("?", 1)[0]
+
+
+def _floor(dsn: str, workdir: Path, postmaster: int) -> Run:
+    """``psql \\copy`` of the export's own query, through ``gzip -6``, to a file."""
     start, end = (f"'{t.replace(tzinfo=None)}'" for t in (MONTH.start, MONTH.end))
     query = source.candidates_query("games").replace("$1", start).replace("$2", end)
-    started = time.monotonic()
-    subprocess.run(
-        f'psql -q -X "{dsn}" -c "\\copy ({query}) TO STDOUT" | gzip -6 > /dev/null',
-        shell=True,
-        check=True,
+    out = workdir / "floor.gz"
+
+    def copy() -> None:
+        subprocess.run(
+            f'psql -q -X "{dsn}" -c "\\copy ({query}) TO STDOUT" | gzip -6 > "{out}"',
+            shell=True,
+            check=True,
+        )
+
+    run, _ = _timed(dsn, postmaster, copy)
+    return dataclasses.replace(run, bytes=out.stat().st_size)
+
+
+def _one_process_figures(race: Race, games: int) -> list[Figure]:
+    """Issue 29's figures: the export in one process against the floor, per game."""
+    floor, one = race.floor, race.one_process
+    per_game = 1e6 / games
+
+    def runs(pick: Callable[[Run], float]) -> str:
+        return ", ".join(f"{pick(r) * per_game:.1f}" for r in race.one_processes)
+
+    loads = "; load average " + " / ".join(race.load_averages)
+    return [
+        Figure(
+            SECTION,
+            "export client CPU per game, one process",
+            "us",
+            one.client_cpu * per_game,
+            floor.client_cpu * per_game,
+            "psql \\copy | gzip -6",
+            "<=",
+            ONE_PROCESS_AT_MOST,
+            note=f"the command's process, start-up included; runs {runs(lambda r: r.client_cpu)} "
+            f"us against {', '.join(f'{r.client_cpu * per_game:.1f}' for r in race.floors)}"
+            + loads,
+        ),
+        Figure(
+            SECTION,
+            "export wall time, one process",
+            "s",
+            one.wall,
+            floor.wall,
+            "psql \\copy | gzip -6",
+            "<=",
+            ONE_PROCESS_AT_MOST,
+            note=f"{games:,} games: {games / one.wall:,.0f} games/s; runs "
+            f"{', '.join(f'{r.wall:.2f}' for r in race.one_processes)} s against "
+            f"{', '.join(f'{r.wall:.2f}' for r in race.floors)} s",
+        ),
+        Figure(
+            SECTION,
+            "export PostgreSQL backend CPU per game, one process",
+            "us",
+            one.backend_cpu * per_game,
+            floor.backend_cpu * per_game,
+            "psql \\copy | gzip -6",
+            "<=",
+            BACKEND_AT_MOST,
+            note="the export's backends read the month and write its parts and chunks; runs "
+            f"{runs(lambda r: r.backend_cpu)} us against "
+            f"{', '.join(f'{r.backend_cpu * per_game:.1f}' for r in race.floors)}; bytes out "
+            f"{one.bytes:,} (the archive) against {floor.bytes:,} (the floor's gzip of COPY "
+            "text)",
+        ),
+    ]
+
+
+def _real_play_figure(export: dict[str, Any], sample_games: int) -> Figure:
+    """How far the month's compressed size per game is from that of a fresh sample of the demo
+    player's games, written the export's way: the benchmark's games are real play, not copies."""
+    records: list[GameRecord] = []
+    for game in generate_month(MONTH, sample_games, seed=2029):
+        if not game.in_scope:
+            continue
+        moves = None if game.moves is None else json.dumps(game.moves)
+        verdict = classify(
+            Candidate(
+                game.id,
+                game.status,
+                game.board_size,
+                game.started_at,
+                game.finished_at,  # type: ignore[arg-type]  # in scope: finished
+                game.result,
+                game.termination,
+                moves,
+                game.time_control_seconds,
+                game.black_rating,
+                game.white_rating,
+            )
+        )
+        if isinstance(verdict, GameRecord):
+            records.append(verdict)
+    sample = build_archive(records, MONTH)
+    ours = export["bytes"] / export["games"]
+    theirs = len(sample.data) / sample.games
+    return Figure(
+        SECTION,
+        "compressed size per game, off real play's",
+        "%",
+        abs(ours / theirs - 1) * 100,
+        None,
+        None,
+        "<=",
+        REAL_PLAY_OFF_AT_MOST,
+        note=f"{ours:.1f} bytes a game against {theirs:.1f} for {sample.games:,} games of demo "
+        "play written apart",
     )
-    return time.monotonic() - started
 
 
-def _export(dsn: str, workdir: Path, *, processes: int | None = None) -> dict[str, Any]:
+def _export(
+    dsn: str, workdir: Path, *, processes: int | None = None, postmaster: int | None = None
+) -> dict[str, Any]:
     """One forced export through the command line (JSON summary), with its peak RSS;
-    ``processes`` sets EXPORT_PROCESSES (None: the default)."""
+    ``processes`` sets EXPORT_PROCESSES (None: the default); with ``postmaster``, its Run
+    (``run``: the command alone is measured)."""
     env = dict(os.environ) | {"DATABASE_URL": dsn, "LOG_FORMAT": "json", "LOG_LEVEL": "WARNING"}
     env.pop("EXPORT_PROCESSES", None)
     if processes is not None:
         env["EXPORT_PROCESSES"] = str(processes)
+
+    def command() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _WRAPPER, "export", "--month", str(MONTH), "--force"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, "export", "--month", str(MONTH), "--force"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    if postmaster is None:
+        done, run = command(), None
+    else:
+        run, done = _timed(dsn, postmaster, command)
     seconds = time.monotonic() - started
     summary: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     peak = _PEAK.search(done.stderr)
@@ -216,6 +418,7 @@ def _export(dsn: str, workdir: Path, *, processes: int | None = None) -> dict[st
         "peak_mib": int(peak.group(1)) / 1024,
         "helper_peak_mib": int(helper_peak.group(1)) / 1024,
         "uncompressed_mib": uncompressed / MIB,
+        "run": run,
     }
 
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import re
 import socket
 import threading
 import time
@@ -130,3 +131,117 @@ async def stored_archive(dsn: str, file_name: str) -> bytes:
     data = b"".join(c["data"] for c in chunks)
     assert hashlib.sha256(data).hexdigest() == sha256
     return data
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CLOCK_TICK = 1 / _CLOCK_TICKS
+"""The kernel's unit of a process's CPU time (/proc/<pid>/stat): less than that reads 0."""
+_PARALLEL_WORKER = re.compile(r"parallel worker for PID (\d+)")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process from /proc/<pid>/stat, or None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces; the fields after its closing parenthesis don't.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def _process_title(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+async def postmaster_pid(dsn: str) -> int:
+    """The PostgreSQL server's main process: the parent of a backend (the server must run on this
+    machine, as the suite's does)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        backend: int = await conn.fetchval("SELECT pg_backend_pid()")
+        return _parent_pid(backend)  # while the backend lives
+    finally:
+        await conn.close()
+
+
+def _parent_pid(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
+class BackendCpu:
+    """CPU seconds of the PostgreSQL backends serving ``database`` while the ``with`` block runs:
+    the postmaster's children are listed from /proc every ``interval`` seconds, those whose
+    process title names the database (``postgres: ... <user> <database> <host> ...``, PostgreSQL's
+    default ``update_process_title``) are followed, and each one's utime + stime is read until it
+    exits. A backend's last ``interval`` before its exit and one that lives less than
+    ``interval`` are missed: a few clock ticks a connection. ``seconds`` is the total over the
+    block (backends already running on entry count from there)."""
+
+    def __init__(self, postmaster: int, database: str, *, interval: float = 0.01) -> None:
+        self._children = Path(f"/proc/{postmaster}/task/{postmaster}/children")
+        self._word = f" {database} "
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._start: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._other: set[int] = set()
+
+    def __enter__(self) -> BackendCpu:
+        self._scan(first=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._scan(first=False)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._scan(first=False)
+
+    def _scan(self, *, first: bool) -> None:
+        try:
+            children = [int(p) for p in self._children.read_text().split()]
+        except OSError:
+            children = []
+        for pid in children:
+            if pid in self._other:
+                continue
+            if pid not in self._last:
+                if not self._serves_database(pid):
+                    continue
+                self._start[pid] = 0.0
+            seconds = _cpu_seconds(pid)
+            if seconds is None:
+                continue
+            if first:
+                self._start[pid] = seconds
+            self._last[pid] = seconds
+
+    def _serves_database(self, pid: int) -> bool:
+        title = _process_title(pid)
+        if not title.startswith("postgres: "):
+            return False  # just forked: the title is still the postmaster's, look again later
+        parallel = _PARALLEL_WORKER.search(title)
+        if parallel is not None:
+            mine = int(parallel.group(1)) in self._last
+        else:
+            mine = self._word in title and "autovacuum" not in title
+        if not mine:
+            self._other.add(pid)
+        return mine
+
+    @property
+    def seconds(self) -> float:
+        return sum(self._last[pid] - self._start[pid] for pid in self._last)
+
+    @property
+    def backends(self) -> int:
+        return len(self._last)

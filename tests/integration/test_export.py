@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import uuid
@@ -11,7 +12,7 @@ import pytest
 
 from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.db import archive_store, source
-from gomoku_archive.db.pool import Pool
+from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.export.month import export_month
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.months import Month
@@ -332,6 +333,41 @@ async def test_the_export_reads_a_realistic_month_in_index_order(pool: Pool, db_
     assert "Index Scan using games_export_order" in plan, plan
     assert "Sort" not in plan, plan
     assert "Bitmap" not in plan, plan
+
+
+async def test_the_source_s_batches_give_every_candidate_once_in_order(pool: Pool) -> None:
+    rows = [game_row(id=uuid.UUID(int=n), finished_at=utc(2026, 8, 2, n % 5)) for n in range(1, 24)]
+    rows.append(game_row(id=uuid.UUID(int=99), finished_at=utc(2026, 9, 1)))  # next month
+    await insert(pool, rows)
+    start, end = source.month_bounds(AUG)
+    async with pool.acquire() as conn, source.snapshot(conn):
+        batches = [
+            batch
+            async for batch in source.candidate_batches_between(conn, "games", start, end, size=5)
+        ]
+    assert [len(b) for b in batches] == [5, 5, 5, 5, 3]
+    ids = [r["id"] for b in batches for r in b]
+    keys = [(r["finished_at"], str(r["id"])) for b in batches for r in b]
+    assert sorted(ids) == [uuid.UUID(int=n) for n in range(1, 24)] and keys == sorted(keys)
+
+
+async def test_a_reader_that_stops_early_leaves_its_connection_usable(pool: Pool) -> None:
+    """A range that fails midway closes the batches while the next fetch is under way: the
+    fetch is cancelled, and the transaction and the connection go on working."""
+    await insert(pool, [game_row(finished_at=utc(2026, 8, 2, n % 20)) for n in range(50)])
+    start, end = source.month_bounds(AUG)
+
+    async def fails_after_one_batch(conn: Connection) -> None:
+        async with source.snapshot(conn):
+            batches = source.candidate_batches_between(conn, "games", start, end, size=4)
+            async with contextlib.aclosing(batches):
+                async for _ in batches:
+                    raise ZeroDivisionError
+
+    async with pool.acquire() as conn:
+        with pytest.raises(ZeroDivisionError):
+            await fails_after_one_batch(conn)
+        assert await conn.fetchval("SELECT count(*) FROM games") == 50
 
 
 async def test_export_needs_only_select_on_the_games_table(pg_dsn: str) -> None:

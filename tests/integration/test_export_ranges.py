@@ -6,6 +6,7 @@ lost connection), one gzip member every reader takes, and no helper process left
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import hashlib
 import json
@@ -313,17 +314,18 @@ async def test_a_range_whose_connection_broke_is_retried(
 ) -> None:
     await insert(pool, [game_row(finished_at=utc(2026, 8, 3, h)) for h in range(20)])
     _, expected, _ = await published(pool, monkeypatch, k=5)
-    real = source.stream_candidates_between
+    real = source.candidate_batches_between
     broken: list[int] = []
 
     async def breaks_once(*args: Any, **kwargs: Any) -> Any:
-        async for row in real(*args, **kwargs):
-            if not broken:
-                broken.append(1)
-                raise ConnectionResetError("connection reset by peer")
-            yield row
+        async with contextlib.aclosing(real(*args, **kwargs)) as batches:
+            async for rows in batches:
+                if not broken:
+                    broken.append(1)
+                    raise ConnectionResetError("connection reset by peer")
+                yield rows
 
-    monkeypatch.setattr(source, "stream_candidates_between", breaks_once)
+    monkeypatch.setattr(source, "candidate_batches_between", breaks_once)
     _, built, _ = await published(pool, monkeypatch, k=5)
     assert broken and built == expected
     retried = [r for r in await ranges_of_last_build(pool) if r.attempt > 1]
@@ -339,7 +341,7 @@ async def test_a_range_that_always_breaks_fails_the_build_for_another_try(
         raise ConnectionResetError("connection reset by peer")
         yield  # an async generator, like the real one
 
-    monkeypatch.setattr(source, "stream_candidates_between", always_breaks)
+    monkeypatch.setattr(source, "candidate_batches_between", always_breaks)
     options = RangeOptions(range_candidates=5)
     with pytest.raises(RangeRetriesExhausted, match=r"range 0 failed 3 times: Connection"):
         await export_month(pool, table="games", month=AUG, ranges=options)
@@ -353,16 +355,17 @@ async def test_a_range_that_would_fail_again_fails_the_build_at_once(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await insert(pool, [game_row(finished_at=utc(2026, 8, 3, h)) for h in range(20)])
-    real = range_run.Tally.take
+    real = range_run.Tally.take_rows
     taken: list[int] = []
 
-    def fails_on_the_seventh(self: Any, row: Any) -> Any:
-        taken.append(1)
-        if len(taken) == 7:
-            raise ExportFailed("2026-08: the source returned games out of archive order")
-        return real(self, row)
+    def fails_on_the_seventh(self: Any, rows: Any) -> Any:
+        for _ in rows:
+            taken.append(1)
+            if len(taken) == 7:
+                raise ExportFailed("2026-08: the source returned games out of archive order")
+        return real(self, rows)
 
-    monkeypatch.setattr(range_run.Tally, "take", fails_on_the_seventh)
+    monkeypatch.setattr(range_run.Tally, "take_rows", fails_on_the_seventh)
     options = RangeOptions(range_candidates=5)
     with pytest.raises(ExportFailed, match=r"^2026-08: range 1 failed: ExportFailed: 2026-08: the"):
         await export_month(pool, table="games", month=AUG, ranges=options)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from gomoku_archive.gomoku.game import BOARD_SIZE
 from gomoku_archive.gomoku.lines import (
     BLACK,
+    PAIR_SHIFT,
     WHITE,
     bits_have_five,
     has_five,
@@ -93,6 +94,27 @@ def test_bitboards_and_the_line_buffer_find_the_same_fives(
             buffer[cell] = colour
         bits[colour] |= point_bit(x, y)
     assert has_five(buffer) == (bits_have_five(bits[BLACK]) or bits_have_five(bits[WHITE]))
+
+
+@given(profile_boards())
+def test_a_pair_bitboard_has_five_when_either_colour_has(
+    stones: dict[tuple[int, int], int],
+) -> None:
+    bits = {BLACK: 0, WHITE: 0}
+    for (x, y), colour in stones.items():
+        bits[colour] |= point_bit(x, y)
+    pair = bits[BLACK] | bits[WHITE] << PAIR_SHIFT
+    assert bits_have_five(pair) == (bits_have_five(bits[BLACK]) or bits_have_five(bits[WHITE]))
+
+
+@pytest.mark.parametrize("x", range(BOARD_SIZE))
+def test_no_run_crosses_from_black_to_white_in_a_pair_bitboard(x: int) -> None:
+    # Black's bottom rows and white's top rows hold no five of their own; their bits are the
+    # nearest a black and a white stone get in the pair.
+    black = sum(point_bit(x, y) for y in range(11, BOARD_SIZE))
+    white = sum(point_bit(x, y) for y in range(4)) | point_bit(BOARD_SIZE - 1, 0)
+    assert not bits_have_five(black) and not bits_have_five(white)
+    assert not bits_have_five(black | white << PAIR_SHIFT)
 
 
 @pytest.mark.parametrize("step", [(1, 0), (0, 1), (1, 1), (1, -1)])

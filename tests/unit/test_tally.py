@@ -111,3 +111,19 @@ def test_ranges_out_of_order_stop_the_assembly() -> None:
     late.take(game(2))
     with pytest.raises(ExportFailed, match=OUT_OF_ORDER):
         late.extend(Tally.from_json("2026-08", early.to_json()))
+
+
+def test_the_stored_order_keys_keep_their_form() -> None:
+    """A range's tally is stored as JSON (archive_ranges.tally) and read by the assembly, maybe
+    of another version: the keys stay the finish second's UTC isoformat and the UUID."""
+    tally = Tally("2026-08")
+    tally.take(game(1))
+    tally.take(game(2))
+    stored = tally.to_json()
+    assert stored["firstKey"] == [
+        (T0 + timedelta(minutes=2, seconds=1)).isoformat(),
+        str(uuid.UUID(int=1)),
+    ]
+    assert stored["lastKey"][0] == "2026-08-10T12:02:02+00:00"
+    again = Tally.from_json("2026-08", stored)
+    assert again.first_key == ("2026-08-10T12:02:01", str(uuid.UUID(int=1)))

@@ -5,12 +5,16 @@ quoted here, which is the only reason this module builds SQL text."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import fields
 from datetime import datetime
 from importlib import resources
 from typing import Any
+
+from asyncpg import Record
 
 from gomoku_archive.db.pool import Connection, transaction
 from gomoku_archive.profile.classify import Candidate
@@ -108,15 +112,29 @@ async def count_candidates_by_minute(
     return {row["minute"]: row["n"] for row in rows}
 
 
-async def stream_candidates_between(
-    conn: Connection, table: str, start: datetime, end: datetime, *, prefetch: int = 2000
-) -> AsyncIterator[Candidate]:
+async def candidate_batches_between(
+    conn: Connection, table: str, start: datetime, end: datetime, *, size: int = 2000
+) -> AsyncGenerator[list[Record], None]:
     """Every candidate finishing in the seconds ``[start, end)`` (naive UTC), one range of a
-    month, in archive order (finish second, then id), through a server-side cursor. The caller
-    holds a ``snapshot`` on ``conn``."""
-    query = candidates_query(table)
-    async for record in conn.cursor(query, start, end, prefetch=prefetch):
-        yield Candidate(*record)
+    month, in archive order (finish second, then id), through a server-side cursor, in batches
+    of ``size`` rows (the last one shorter; each row the columns of a ``Candidate`` in its
+    field order). The next batch is asked for before one is handed over, so the server reads it
+    while the caller works on this one. The caller holds a ``snapshot`` on ``conn`` and closes
+    the generator (``contextlib.aclosing``) before the snapshot ends when it stops early, so
+    that no fetch is left running on the connection."""
+    cursor = await conn.cursor(candidates_query(table), start, end)
+    rows = await cursor.fetch(size)
+    while rows:
+        following = asyncio.ensure_future(cursor.fetch(size))
+        try:
+            await asyncio.sleep(0)  # let the fetch send its request before the caller's work
+            yield rows
+        except BaseException:  # the caller stopped (its error, or aclose): no fetch left running
+            following.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await following
+            raise
+        rows = await following
 
 
 def reference_schema(table: str) -> str:

@@ -86,6 +86,13 @@ _FIVE_STEPS = (1, BIT_STRIDE - 1, BIT_STRIDE, BIT_STRIDE + 1)
 """Bit distance to the next point along a row, an anti-diagonal, a column and a diagonal."""
 
 
+PAIR_SHIFT = 320
+"""A pair bitboard holds both colours in one int: black's bitboard, and white's shifted up by
+``PAIR_SHIFT`` bits. Black's bits lie below 15 * 16 = 240 and a run of five spans at most
+4 * 17 = 68 bits, so no run can start among black's bits and reach white's (240 + 68 < 320):
+``bits_have_five`` of a pair bitboard is whether either colour has five."""
+
+
 def point_bit(x: int, y: int) -> int:
     """The bitboard bit of the on-board point (x, y)."""
     return 1 << (y * BIT_STRIDE + x)

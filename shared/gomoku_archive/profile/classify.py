@@ -6,8 +6,10 @@ never an exception."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeAlias
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, Reason, Result, Termination
 from gomoku_archive.gomoku.replay import parse_moves, replay
@@ -34,6 +36,11 @@ class Candidate:
     time_control_seconds: object
     black_rating: object
     white_rating: object
+
+
+CandidateColumns: TypeAlias = Iterable[Any]
+"""A candidate row as the database driver gives it: its columns in ``Candidate``'s field order
+(``Candidate(*columns)`` is the row)."""
 
 
 def _optional_int(value: object, *, positive: bool = False) -> int | None:

@@ -378,6 +378,12 @@ def _build_template() -> str:
 _ROOT_TEMPLATE = _build_template()
 
 
+def root_template() -> str:
+    """The root node as a ``str.format`` template: the fixed values written out, ``{BR}``,
+    ``{WR}`` and ``{XTC}`` for a whole optional property, ``{ident}`` for another value."""
+    return _ROOT_TEMPLATE
+
+
 def _integer(value: int, what: str) -> str:
     if type(value) is not int:  # bool is an int subclass but not a rating
         raise ValueError(f"{what} must be an integer")

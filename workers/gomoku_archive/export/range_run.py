@@ -39,8 +39,9 @@ HEARTBEAT_SECONDS = 2.0
 """How often a claimer refreshes its range's heartbeat and progress."""
 _BLOCK_CHARS = 256 * 1024
 """Formatted text gathered before it goes to the compressor thread as one block."""
-_PROGRESS_EVERY = 2000
-"""Rows between two looks at the clock (progress and heartbeat)."""
+_BATCH_ROWS = 2000
+"""Rows a fetch from the source's cursor brings, taken as one batch; between two batches the
+progress is told and the clock looked at for the heartbeat."""
 
 Outcome = Literal["done", "failed", "lost"]
 ProgressCallback = Callable[[int, int], None]
@@ -142,8 +143,8 @@ async def _export_range(
     given: Connection | None,
 ) -> None:
     stream = BackgroundCompressor(compressor)
-    take = tally.take
-    lines: list[str] = []
+    take_rows = tally.take_rows
+    texts: list[str] = []
     held = 0
     async with contextlib.AsyncExitStack() as stack:
         conn: Connection = (
@@ -151,28 +152,31 @@ async def _export_range(
         )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
-        async with source_pool.acquire() as read_conn, source.snapshot(read_conn):
-            rows = source.stream_candidates_between(
-                read_conn, table, claim.first_second, claim.end_second
-            )
-            async for row in rows:
-                line = take(row)
-                if line is not None:
-                    lines.append(line)
-                    held += len(line)
-                    if held >= _BLOCK_CHARS:
-                        await part.add(await stream.write("".join(lines).encode("utf-8")))
-                        lines.clear()
-                        held = 0
-                if tally.candidates % _PROGRESS_EVERY == 0:
-                    if on_progress is not None:
-                        on_progress(tally.candidates, tally.games)
-                    if time.monotonic() >= next_beat:
-                        if not await range_store.heartbeat(conn, claim, tally.candidates):
-                            raise RangeLost
-                        next_beat = time.monotonic() + HEARTBEAT_SECONDS
+        async with (
+            source_pool.acquire() as read_conn,
+            source.snapshot(read_conn),
+            contextlib.aclosing(
+                source.candidate_batches_between(
+                    read_conn, table, claim.first_second, claim.end_second, size=_BATCH_ROWS
+                )
+            ) as batches,
+        ):
+            async for rows in batches:
+                text = "".join(take_rows(rows))
+                texts.append(text)
+                held += len(text)
+                if held >= _BLOCK_CHARS:
+                    await part.add(await stream.write("".join(texts).encode("utf-8")))
+                    texts.clear()
+                    held = 0
+                if on_progress is not None:
+                    on_progress(tally.candidates, tally.games)
+                if time.monotonic() >= next_beat:
+                    if not await range_store.heartbeat(conn, claim, tally.candidates):
+                        raise RangeLost
+                    next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # The source transaction ends with the read: compressing the tail needs no snapshot.
-        await part.add(await stream.finish("".join(lines).encode("utf-8")))
+        await part.add(await stream.finish("".join(texts).encode("utf-8")))
         await part.flush(final=True)
         if on_progress is not None:
             on_progress(tally.candidates, tally.games)

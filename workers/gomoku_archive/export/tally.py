@@ -1,23 +1,35 @@
-"""The export's step for one candidate row, the same in every range of a month: classify the
-row, check the archive order, count it, and give its line. A range's tally travels to the
-month's assembly as JSON (``to_json``), which merges the ranges' tallies in order (``extend``)."""
+"""The export's step for candidate rows, the same in every range of a month: classify each row,
+check the archive order, count it, and give its line. A range's tally travels to the month's
+assembly as JSON (``to_json``), which merges the ranges' tallies in order (``extend``).
+
+``take_rows`` is the export's path: a batch of rows as the cursor gives them, each through the
+one-pass reader (``profile.row_pass``) and, for a row that one leaves to it, ``take``, the
+reference path (classify, ``game_parts``, the statistics' ``add``). Both count the same."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.gomoku.game import Reason
-from gomoku_archive.profile.classify import Candidate, classify
+from gomoku_archive.profile.classify import Candidate, CandidateColumns, classify
+from gomoku_archive.profile.row_pass import PassedGame, pass_row
 from gomoku_archive.profile.stats import StatsCounter
-from gomoku_archive.profile.writer import game_parts, order_key
+from gomoku_archive.profile.writer import format_timestamp, game_parts, order_key
 
 OUT_OF_ORDER = "the source returned games out of archive order"
+_TERMINATION = itemgetter(3)
+"""A PassedGame's termination value."""
 
-OrderKey = tuple[datetime, str]
+OrderKey = tuple[str, str]
+"""A game's place in the archive: its XET without the final ``Z`` (``YYYY-MM-DDTHH:MM:SS``) and
+its UUID's text. Compared as strings they order exactly as ``writer.order_key``'s (datetime,
+text) pairs: both texts have fixed widths, the year four digits."""
 
 
 @dataclass(slots=True)
@@ -42,16 +54,49 @@ class Tally:
         if isinstance(verdict, Reason):
             self.exclusions[verdict.value] += 1
             return None
-        key = order_key(verdict)
+        finished, game_id = order_key(verdict)
+        self._follow((format_timestamp(finished)[:-1], game_id))
+        self.results[verdict.termination.value] += 1
+        parts = game_parts(verdict)
+        self.stats.add(verdict, parts)
+        return "".join(parts)
+
+    def take_rows(self, rows: Iterable[CandidateColumns]) -> list[str]:
+        """Count ``rows`` (each the columns of a ``Candidate``, in its field order) as ``take``
+        does one by one; the lines of those that publish, in order."""
+        lines: list[str] = []
+        passed: list[PassedGame] = []
+        try:
+            for row in rows:
+                game = pass_row(row)
+                if game is None:
+                    line = self.take(Candidate(*row))
+                    if line is not None:
+                        lines.append(line)
+                    continue
+                key = game[7], game[8]
+                last = self.last_key
+                if last is None:
+                    self.first_key = key
+                elif key <= last:
+                    raise ExportFailed(f"{self.label}: {OUT_OF_ORDER}")
+                self.last_key = key
+                passed.append(game)
+                lines.append(game[0])
+        finally:
+            # The batch's games counted at once: the same counts, a C-level pass a field.
+            self.candidates += len(passed)
+            self.results.update(map(_TERMINATION, passed))
+            self.stats.add_passed(passed)
+        return lines
+
+    def _follow(self, key: OrderKey) -> None:
+        """Record the next published game's key; raise unless it comes after the last one."""
         if self.last_key is None:
             self.first_key = key
         elif key <= self.last_key:
             raise ExportFailed(f"{self.label}: {OUT_OF_ORDER}")
         self.last_key = key
-        self.results[verdict.termination.value] += 1
-        parts = game_parts(verdict)
-        self.stats.add(verdict, parts)
-        return "".join(parts)
 
     def extend(self, later: Tally) -> None:
         """Add the counts of rows that come after these (the next slice of the month)."""
@@ -98,8 +143,11 @@ class Tally:
 
 
 def _key_json(key: OrderKey | None) -> list[str] | None:
-    return None if key is None else [key[0].isoformat(), key[1]]
+    # As before the keys were texts: the finish second's isoformat() in UTC, and the UUID.
+    return None if key is None else [f"{key[0]}+00:00", key[1]]
 
 
 def _key_from_json(data: list[str] | None) -> OrderKey | None:
-    return None if data is None else (datetime.fromisoformat(data[0]), data[1])
+    if data is None:
+        return None
+    return format_timestamp(datetime.fromisoformat(data[0]))[:-1], data[1]
