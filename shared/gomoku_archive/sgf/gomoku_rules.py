@@ -110,6 +110,9 @@ class MainLineReplay:
         if move is None:
             return
         colour = _colour(move)
+        # The turn order holds over the whole record, moves after a five included: the replay
+        # engine, which decides the archive's games, checks it before anything else.
+        self._check_turn(move, colour, node_number)
         five = self._five
         if five is not None:
             self._moves_after_five += 1
@@ -123,6 +126,25 @@ class MainLineReplay:
                     "ended the game",
                 )
             return
+        value = move.values[0]
+        cells = None if is_pass(value, self._size) else index.get(value)
+        if cells is not None and board[cells[0]]:
+            held = "black" if board[cells[0]] == _STONES["B"] else "white"
+            message = (
+                f"{colour}[{shown(value)}] is played on a point that already holds a {held} stone"
+            )
+            self._report("GK002", move, node_number, message)
+            cells = None
+        if cells is None:
+            return  # a pass, not a point, off the board (the node checks say so), or occupied
+        stone = _STONES[colour]
+        board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
+        if makes_five(board, cells, stone):
+            self._five = _Five(colour, value, node_number)
+
+    def _check_turn(self, move: Property, colour: str, node_number: int) -> None:
+        """Report a move out of turn (GK001) or White opening (GK006); then the other colour
+        is to play."""
         to_play = self._to_play
         if to_play is None and colour == "W" and not self._setup:
             self._report(
@@ -141,21 +163,6 @@ class MainLineReplay:
             )
             self._report("GK001", move, node_number, message)
         self._to_play, self._to_play_from_pl = _OTHER[colour], False
-        value = move.values[0]
-        cells = None if is_pass(value, self._size) else index.get(value)
-        if cells is not None and board[cells[0]]:
-            held = "black" if board[cells[0]] == _STONES["B"] else "white"
-            message = (
-                f"{colour}[{shown(value)}] is played on a point that already holds a {held} stone"
-            )
-            self._report("GK002", move, node_number, message)
-            cells = None
-        if cells is None:
-            return  # a pass, not a point, off the board (the node checks say so), or occupied
-        stone = _STONES[colour]
-        board[cells[0]] = board[cells[1]] = board[cells[2]] = board[cells[3]] = stone
-        if makes_five(board, cells, stone):
-            self._five = _Five(colour, value, node_number)
 
     def moves(self, colours: str, values: list[str], node_number: int) -> bool:
         """``node`` for a run of plain move nodes (``colours[i]`` plays ``values[i]`` at node

@@ -55,3 +55,15 @@ def test_sgf_check_agrees_with_the_replay_engine(game: tuple[list[Move], str], c
     assert report.parse_error is None
     assert (verdict.reason is Reason.TURN_ORDER) == bool(codes & TURN_CODES), (data, codes)
     assert (verdict.reason is None) == (not codes), (data, codes, verdict)
+
+
+def test_the_turn_order_is_checked_after_a_five_too() -> None:
+    """Found by the property above: Black moves twice in a row after the game ended in a five.
+    The replay calls that turn_order (it checks the turn order over the whole list first);
+    sgf check used to stop looking at the turn order once a five was made."""
+    data = (
+        b"(;FF[4]GM[4]SZ[15]RE[B+];B[fe];W[ee];B[ih];W[ee];B[hg];W[ee];B[ee];W[ee];B[gf];"
+        b"W[ee];B[ji];B[ee])"
+    )
+    codes = {finding.code for finding in check_chunks([data]).findings}
+    assert {"GK001", "GK004"} <= codes
