@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -306,15 +307,18 @@ async def test_ctrl_c_stops_at_once_and_the_next_run_finishes(
     folder = tmp_path / "archive"
     assert api.server is not None and api.server.port is not None
     part = folder / f"{row.file_name}.part"
-    async with slow_proxy(api.server.port, rate=500_000) as proxy:
+    # 200 kB/s: the download lasts about 10 s, so even a loaded machine (a CI run) interrupts it
+    # in its middle; the wait is by the clock, and a part never seen fails here, not later.
+    async with slow_proxy(api.server.port, rate=200_000) as proxy:
         proc = await asyncio.create_subprocess_exec(
             *program(), "sync", str(folder), "--base-url", proxy.base, "--from", "2026-11",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
-        for _ in range(400):
-            if part.exists() and part.stat().st_size >= 200_000:
-                break
-            await asyncio.sleep(0.025)
+        deadline = time.monotonic() + 60
+        while not (part.exists() and part.stat().st_size >= 200_000):
+            assert proc.returncode is None, "sync ended before its download was interrupted"
+            assert time.monotonic() < deadline, "the download never reached 200,000 bytes"
+            await asyncio.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         out, err = await asyncio.wait_for(proc.communicate(), timeout=10)
     assert proc.returncode == 130, out + err
