@@ -62,21 +62,23 @@ async def fetchval(dsn: str, sql: str, *args: object) -> object:
         await conn.close()
 
 
-async def chunks_written(dsn: str) -> int:
-    return int(await fetchval(dsn, "SELECT count(*) FROM archive_chunks"))  # type: ignore[call-overload]
+async def parts_written(dsn: str) -> int:
+    """The 256 KiB pieces of range parts written so far (while the ranges stream)."""
+    return int(await fetchval(dsn, "SELECT count(*) FROM archive_parts"))  # type: ignore[call-overload]
 
 
 async def streaming_backends(
-    dsn: str, month_key: int, *, seconds: float, chunks: int = 0
+    dsn: str, month_key: int, *, seconds: float, parts: int = 1
 ) -> ExportBackends:
-    """Wait until the export holds its lock, streams its snapshot and has written ``chunks``
-    chunks (the first batch is written after 1 MiB of compressed bytes)."""
+    """Wait until the export holds its lock, streams its snapshot and has written ``parts``
+    pieces of its part: by then it is in the middle of its stream, whatever the machine's
+    speed (a sleep was not: a faster export had ended before it)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         found = await export_backends(dsn, month_key)
-        if found is not None and await chunks_written(dsn) >= chunks:
+        if found is not None and await parts_written(dsn) >= parts:
             return found
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.01)
     raise AssertionError("the export never reached its streaming phase: seed more games")
 
 

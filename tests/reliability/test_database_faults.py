@@ -61,8 +61,9 @@ def pids_of(backends: object, target: str) -> list[int]:
 
 
 async def seed_big_month(dsn: str, month: Month = AUG) -> int:
-    """A month whose export takes a few seconds and writes several chunk batches."""
-    return await seed_month(dsn, month, 1500, copies=10)  # under the two-process threshold
+    """A month whose export takes a few seconds and writes a dozen part pieces: 45,000 games,
+    under the two-range threshold (``RANGE_CANDIDATES``)."""
+    return await seed_month(dsn, month, 1500, copies=30)
 
 
 @pytest.mark.slow
@@ -79,7 +80,6 @@ async def test_a_worker_export_that_loses_its_backend_is_retried_and_leaves_noth
     try:
         job = asyncio.create_task(export_month(ctx, "2026-08"))
         backends = await streaming_backends(dsn, AUG_KEY, seconds=60)
-        await asyncio.sleep(0.3)  # well into the stream, and well before its end
         await terminate(dsn, pids_of(backends, target))
         if target == "reader":
             # Only a range's read was lost: the coordinator tries that range again, in place.
@@ -130,16 +130,14 @@ async def test_a_cli_export_that_loses_its_backend_says_so_in_one_line(
 ) -> None:
     await seed_big_month(db_dsn)
     env = cli_env(database_url=db_dsn, redis_url=redis_url, first_month=AUG)
-    proc = spawn_export(env)
-    try:
-        backends = await streaming_backends(db_dsn, AUG_KEY, seconds=60)
-        await asyncio.sleep(0.3)
-        await terminate(db_dsn, pids_of(backends, target))
-        stdout, stderr = await asyncio.to_thread(proc.communicate, timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with spawn_export(env) as proc:  # its pipes closed, whatever happens
+        try:
+            backends = await streaming_backends(db_dsn, AUG_KEY, seconds=60)
+            await terminate(db_dsn, pids_of(backends, target))
+            stdout, stderr = await asyncio.to_thread(proc.communicate, timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
     if target == "reader":  # only a range's read was lost: that range is tried again
         assert proc.returncode == 0, stderr
         assert json.loads(stdout.splitlines()[-1])["outcome"] == "published"
@@ -168,7 +166,6 @@ async def test_a_real_worker_publishes_after_losing_all_its_backends(
     key = last.year * 100 + last.month
     with workers(worker):
         backends = await streaming_backends(db_dsn, key, seconds=120)
-        await asyncio.sleep(0.3)
         await terminate(db_dsn, pids_of(backends, "all"))
         killed = time.monotonic()
 
