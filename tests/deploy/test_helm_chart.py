@@ -1,6 +1,6 @@
 """The Helm chart, with a real helm and a real validator: ``helm lint --strict``, and the chart
 rendered with default values, with every option on, and with an existing Secret, each checked
-by ``kubernetes-validate --strict`` for Kubernetes 1.29 and 1.33 and against what the program
+by ``kubernetes-validate --strict`` for Kubernetes 1.30 and 1.34 and against what the program
 really accepts (its commands, its port, its settings)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from tests.deploy.helm_support import (
 # two of these tests.
 pytestmark = pytest.mark.slow
 
-KUBERNETES_VERSIONS = ("1.29", "1.33")
+KUBERNETES_VERSIONS = ("1.30", "1.34")
 EXISTING_SECRET = ("--set", "secrets.existingSecret=archive-credentials")
 DEFAULT_VALUES = ("-f", str(CHART / "ci" / "default-values.yaml"))
 """Only the required secrets: the chart has no default credentials."""
@@ -132,7 +132,7 @@ def test_kubernetes_validate_strict(helm: Helm, variant: str, version: str, tmp_
 def test_the_validator_really_rejects_a_bad_manifest(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {bogus: 1}\n")
-    done = run_tool(tool("kubernetes-validate"), "--strict", "-k", "1.29", str(bad))
+    done = run_tool(tool("kubernetes-validate"), "--strict", "-k", "1.30", str(bad))
     assert done.returncode != 0
 
 
