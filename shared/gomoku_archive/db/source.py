@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -21,6 +21,17 @@ from gomoku_archive.profile.classify import Candidate
 from gomoku_archive.profile.months import Month
 
 IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
+"""The candidates: every row of the month the export reads and counts (published or excluded)."""
+PUBLISHABLE = (
+    f"{IN_SCOPE} AND status = 'FINISHED' AND result IN ('BLACK_WIN', 'WHITE_WIN', 'DRAW') "
+    "AND termination IN ('FIVE', 'RESIGNATION', 'TIMEOUT', 'BOARD_FULL', 'AGREEMENT') "
+    "AND board_size = 15"
+)
+"""The candidates that may be published as far as SQL can tell (classify's status, result,
+termination and board checks): what a month's ranges are planned from, so that a change to a
+row excluded by these columns (an aborted game, say) never moves a range's edge and so never
+changes the file's bytes. The replay still excludes some of these rows (illegal moves, a start
+after the finish): such a row can still move an edge (docs/profile.md)."""
 # Truncating to whole seconds keeps month membership (month edges are whole seconds) and gives
 # the archive's order key, XET; the reference index is on exactly this expression.
 FINISH_SECOND = "date_trunc('second', finished_at AT TIME ZONE 'UTC')"
@@ -69,13 +80,6 @@ def month_bounds(month: Month) -> tuple[datetime, datetime]:
     return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
 
 
-async def count_candidates(conn: Connection, table: str, month: Month) -> int:
-    count: int = await conn.fetchval(
-        f"SELECT count(*) {_candidates_where(table)}", *month_bounds(month)
-    )
-    return count
-
-
 def candidates_query(table: str) -> str:
     """The export's query of a month's candidates ($1, $2: the month's naive UTC bounds)."""
     return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
@@ -98,18 +102,85 @@ async def snapshot(conn: Connection) -> AsyncIterator[None]:
         yield
 
 
-async def count_candidates_by_minute(
-    conn: Connection, table: str, month: Month
-) -> dict[datetime, int]:
-    """The month's candidates per minute of their finish second (naive UTC minute -> count;
-    minutes without any are absent): what the export plans its ranges from. One index scan, in
-    a transaction of its own."""
+@dataclass(frozen=True, slots=True)
+class MonthCount:
+    """A month counted for its plan: the publishable candidates per minute of their finish
+    second (naive UTC minute -> count; minutes without any are absent), and all candidates."""
+
+    publishable: dict[datetime, int]
+    candidates: int
+
+
+async def count_month(conn: Connection, table: str, month: Month) -> MonthCount:
+    """The month's candidates, and its publishable ones (``PUBLISHABLE``) per minute: what the
+    export plans its ranges from, in one statement. The caller holds a ``counting``
+    transaction."""
     rows = await conn.fetch(
-        f"SELECT date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n "
+        f"SELECT date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n, "
+        f"count(*) FILTER (WHERE {PUBLISHABLE}) AS publishable "
         f"{_candidates_where(table)} GROUP BY 1",
         *month_bounds(month),
     )
-    return {row["minute"]: row["n"] for row in rows}
+    return MonthCount(
+        publishable={row["minute"]: row["publishable"] for row in rows if row["publishable"]},
+        candidates=sum(row["n"] for row in rows),
+    )
+
+
+@asynccontextmanager
+async def counting(conn: Connection) -> AsyncIterator[None]:
+    """A read-only transaction for the statements that count or fingerprint a month (the plan,
+    the consistency check), with a plan that writes no temp file: without a sort, a bitmap scan
+    of the export's index and a hash aggregate in memory (a month's groups are at most its
+    minutes, or its ranges). Reading the index in order instead costs about 2.5 times the
+    time (3.85 s against 1.57 s per million candidates, measured)."""
+    async with transaction(conn, isolation="repeatable_read", readonly=True):
+        await conn.execute("SET LOCAL enable_sort = off; SET LOCAL work_mem = '32MB'")
+        yield
+
+
+ROW_VERSION_HASH = "hashtextextended(id::text, xmin::text::bigint)"
+"""A 64-bit hash of a row's id and version (xmin: the transaction that wrote this version), so
+the sum over a set of rows changes when a row comes, goes or is updated (a moved finish)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a set of candidates was: how many, and the sum of their ``ROW_VERSION_HASH``."""
+
+    rows: int
+    hash_sum: int
+
+
+async def fingerprint_between(
+    conn: Connection, table: str, start: datetime, end: datetime
+) -> Fingerprint:
+    """The fingerprint of the candidates finishing in ``[start, end)``: one range, read in the
+    range's own snapshot (the caller's transaction)."""
+    row = await conn.fetchrow(
+        f"SELECT count(*) AS n, coalesce(sum({ROW_VERSION_HASH}), 0) AS s "
+        f"{_candidates_where(table)}",
+        start,
+        end,
+    )
+    assert row is not None
+    return Fingerprint(row["n"], int(row["s"]))
+
+
+async def fingerprint_ranges(
+    conn: Connection, table: str, month: Month, starts: Sequence[datetime]
+) -> list[Fingerprint]:
+    """The fingerprints of a month's ranges, all in one statement (one snapshot): ``starts``
+    are the first seconds of the ranges, in order, which cover the month; a range's rows are
+    found by ``width_bucket`` over them. One entry per range, in order."""
+    rows = await conn.fetch(
+        f"SELECT width_bucket({FINISH_SECOND}, $3::timestamp[]) AS bucket, count(*) AS n, "
+        f"sum({ROW_VERSION_HASH}) AS s {_candidates_where(table)} GROUP BY 1",
+        *month_bounds(month),
+        list(starts),
+    )
+    found = {row["bucket"]: Fingerprint(row["n"], int(row["s"])) for row in rows}
+    return [found.get(i + 1, Fingerprint(0, 0)) for i in range(len(starts))]
 
 
 async def candidate_batches_between(
