@@ -43,20 +43,34 @@ async def change_once(dsn: str, sql: str) -> bool:
         await conn.close()
 
 
-def hooked(dsn: str, first_second: datetime, sql: str) -> Any:
+def hooked(dsn: str, first_second: datetime, sql: str, *, after: bool = False) -> Any:
+    """The source read with the change at the range's first batch (``after``: once its last
+    batch was handed over, before the next range's snapshot)."""
+
     async def candidate_batches_between(
         conn: Any, table: str, start: datetime, end: datetime, *, size: int = 2000
     ) -> AsyncGenerator[list[Any], None]:
-        if start == first_second:
+        if start == first_second and not after:
             await change_once(dsn, sql)
         async for batch in _REAL(conn, table, start, end, size=size):
             yield batch
+        if start == first_second and after:
+            await change_once(dsn, sql)
 
     return candidate_batches_between
 
 
-def install(monkeypatch: pytest.MonkeyPatch, dsn: str, first_second: datetime, sql: str) -> None:
-    monkeypatch.setattr(source, "candidate_batches_between", hooked(dsn, first_second, sql))
+def install(
+    monkeypatch: pytest.MonkeyPatch,
+    dsn: str,
+    first_second: datetime,
+    sql: str,
+    *,
+    after: bool = False,
+) -> None:
+    monkeypatch.setattr(
+        source, "candidate_batches_between", hooked(dsn, first_second, sql, after=after)
+    )
 
 
 def main() -> None:
