@@ -5,6 +5,7 @@ after the range's snapshot was taken (``tests.integration.read_hook``)."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import uuid
 from datetime import datetime
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from gomoku_archive.db import source
-from gomoku_archive.db.pool import Pool
+from gomoku_archive.db.pool import Pool, connect, create_pool
 from gomoku_archive.errors import SourceKeptChanging
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.month import export_month
@@ -21,6 +22,7 @@ from gomoku_archive.profile.months import Month
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.report import VerifyReport
 from gomoku_archive.worker.retry_policy import classify_failure
+from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration import read_hook
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import archive_bytes, insert
@@ -166,3 +168,53 @@ async def test_a_table_that_keeps_changing_fails_the_build_as_transient(
     assert [r["state"] for r in states] == ["failed"]
     assert "SourceKeptChanging" in states[0]["error"]
     assert classify_failure(SourceKeptChanging("x")) == "transient"
+
+
+async def temp_bytes(conn: Any) -> int:
+    await conn.execute("SELECT pg_stat_clear_snapshot()")
+    value: int = await conn.fetchval(
+        "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()"
+    )
+    return value
+
+
+async def test_the_count_and_the_check_write_no_temp_file(db_dsn: str) -> None:
+    """With a work_mem that spills any sort of the month to disk, the plan's count and the
+    consistency check use a hash aggregate (no Sort), and a whole ranged export writes no
+    temp file: PostgreSQL's temp_bytes for the database stay the same, while a sort of the
+    same rows does raise them (the measure works)."""
+    await seed_bulk_month(db_dsn, OCT, 20_000)
+    admin = await connect(db_dsn)
+    try:
+        await admin.execute(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET work_mem = ''64kB''', "
+            "current_database()); END $$"
+        )
+        pool = await create_pool(db_dsn, max_size=4)
+        try:
+            bounds = source.month_bounds(OCT)
+            statements: list[tuple[str, tuple[Any, ...]]] = [
+                (source.count_month_query("games"), bounds),
+                (source.fingerprint_ranges_query("games"), (*bounds, [bounds[0]])),
+            ]
+            async with pool.acquire() as conn, source.counting(conn):
+                for sql, args in statements:
+                    plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {sql}", *args))
+                    assert "Sort" not in plan and "HashAggregate" in plan, plan
+            before = await temp_bytes(admin)
+            result = await export_month(
+                pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=5000)
+            )
+            assert result.outcome == "published"
+            await asyncio.sleep(2)  # every backend's statistics flushed (at most once a second)
+            assert await temp_bytes(admin) == before
+            async with pool.acquire() as conn:  # the control: a sort that spills
+                await conn.fetchval(
+                    "SELECT count(*) FROM (SELECT moves::text FROM games ORDER BY 1) s"
+                )
+            await asyncio.sleep(2)
+            assert await temp_bytes(admin) > before
+        finally:
+            await pool.close()
+    finally:
+        await admin.close()

@@ -102,6 +102,15 @@ async def snapshot(conn: Connection) -> AsyncIterator[None]:
         yield
 
 
+def count_month_query(table: str) -> str:
+    """The plan's count ($1, $2: the month's naive UTC bounds)."""
+    return (
+        f"SELECT date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n, "
+        f"count(*) FILTER (WHERE {PUBLISHABLE}) AS publishable "
+        f"{_candidates_where(table)} GROUP BY 1"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MonthCount:
     """A month counted for its plan: the publishable candidates per minute of their finish
@@ -115,12 +124,7 @@ async def count_month(conn: Connection, table: str, month: Month) -> MonthCount:
     """The month's candidates, and its publishable ones (``PUBLISHABLE``) per minute: what the
     export plans its ranges from, in one statement. The caller holds a ``counting``
     transaction."""
-    rows = await conn.fetch(
-        f"SELECT date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n, "
-        f"count(*) FILTER (WHERE {PUBLISHABLE}) AS publishable "
-        f"{_candidates_where(table)} GROUP BY 1",
-        *month_bounds(month),
-    )
+    rows = await conn.fetch(count_month_query(table), *month_bounds(month))
     return MonthCount(
         publishable={row["minute"]: row["publishable"] for row in rows if row["publishable"]},
         candidates=sum(row["n"] for row in rows),
@@ -167,18 +171,22 @@ async def fingerprint_between(
     return Fingerprint(row["n"], int(row["s"]))
 
 
+def fingerprint_ranges_query(table: str) -> str:
+    """The consistency check's statement ($1, $2: the month's bounds; $3: the ranges' first
+    seconds)."""
+    return (
+        f"SELECT width_bucket({FINISH_SECOND}, $3::timestamp[]) AS bucket, count(*) AS n, "
+        f"sum({ROW_VERSION_HASH}) AS s {_candidates_where(table)} GROUP BY 1"
+    )
+
+
 async def fingerprint_ranges(
     conn: Connection, table: str, month: Month, starts: Sequence[datetime]
 ) -> list[Fingerprint]:
     """The fingerprints of a month's ranges, all in one statement (one snapshot): ``starts``
     are the first seconds of the ranges, in order, which cover the month; a range's rows are
     found by ``width_bucket`` over them. One entry per range, in order."""
-    rows = await conn.fetch(
-        f"SELECT width_bucket({FINISH_SECOND}, $3::timestamp[]) AS bucket, count(*) AS n, "
-        f"sum({ROW_VERSION_HASH}) AS s {_candidates_where(table)} GROUP BY 1",
-        *month_bounds(month),
-        list(starts),
-    )
+    rows = await conn.fetch(fingerprint_ranges_query(table), *month_bounds(month), list(starts))
     found = {row["bucket"]: Fingerprint(row["n"], int(row["s"])) for row in rows}
     return [found.get(i + 1, Fingerprint(0, 0)) for i in range(len(starts))]
 
