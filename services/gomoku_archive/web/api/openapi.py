@@ -58,6 +58,7 @@ _MONTH = {
         "uncompressedBytes": {"type": "integer", "minimum": 0},
         "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
         "publishedAt": {"type": "string", "format": "date-time"},
+        "firstPublishedAt": {"type": "string", "format": "date-time"},
         "candidateGames": {"type": "integer", "minimum": 0},
         "excludedGames": {"type": "integer", "minimum": 0},
         "exclusions": _counts(ALL_REASONS),
@@ -173,6 +174,7 @@ _PREVIOUS_FILE = {
         "checksumUrl": {"type": "string"},
         "torrentUrl": {"type": "string"},
         "publishedAt": {"type": "string", "format": "date-time"},
+        "firstPublishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
     },
 }
