@@ -7,6 +7,7 @@ when a range failed for good. Who else exports ranges is a ``RangeSpread``: arq'
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -96,8 +97,18 @@ class Coordinator:
         ranges whose rows changed since they were read are exported again."""
         for check in range(1, consistency.MAX_CHECKS + 1):
             ranges = await self._all_done()
+            started = time.monotonic()
             changed = await consistency.changed_ranges(
                 self._source_pool, self._table, self._month, ranges
+            )
+            log.info(
+                "export_consistency_checked",
+                month=str(self._month),
+                archive_id=self._archive_id,
+                check=check,
+                ranges=len(ranges),
+                changed=len(changed),
+                seconds=round(time.monotonic() - started, 3),
             )
             if not changed:
                 return ranges
