@@ -11,13 +11,16 @@ import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
 from arq.constants import in_progress_key_prefix
 
+from gomoku_archive.db import source
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.jobs.queue_view import RunningInfo
+from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import connect
 from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.queue.worker_keys import (
@@ -27,11 +30,14 @@ from gomoku_archive.queue.worker_keys import (
     refresh_running,
 )
 from gomoku_archive.settings import Settings
+from gomoku_archive.worker import export_jobs
 from gomoku_archive.worker.watchdog import Watchdog
 from tests.integration.worker_support import (
     WorkerProcess,
     archive_states,
     cli_env,
+    close_context,
+    job_context,
     last_closed_month,
     run_cli,
     seed_month,
@@ -43,6 +49,8 @@ pytestmark = pytest.mark.slow
 
 LAST = last_closed_month()
 JOB = "export:2026-08"
+SEP = Month(2026, 9)
+JOB_SEP = "export:2026-09:force:x"
 
 
 def running_info(run: str) -> RunningInfo:
@@ -161,3 +169,34 @@ async def test_a_rebuild_held_behind_a_table_lock_is_built_once(
             await client.aclose(close_connection_pool=True)
         assert [(r.success, r.outcome) for r in results] == [(True, "unchanged")]
     assert await archive_states(db_dsn) == [(str(LAST), "published")]
+
+
+async def test_a_run_whose_record_another_run_took_ends_as_released(
+    settings: Settings, pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run counts (held up); meanwhile the job's next run writes its own record (as after
+    a release in a Redis outage): at its next refresh the first run stops and its job ends as
+    ``released``, without publishing."""
+    await seed_month(settings.database_url, SEP, 20)
+    counting = asyncio.Event()
+    real = source.count_month
+
+    async def held(conn: Any, table: str, month: Month) -> Any:
+        counting.set()
+        await asyncio.sleep(60)
+        return await real(conn, table, month)
+
+    monkeypatch.setattr(source, "count_month", held)
+    ctx = await job_context(settings, pool, now=datetime(2026, 11, 3, tzinfo=UTC), job_id=JOB_SEP)
+    try:
+        run = asyncio.create_task(export_jobs.export_month(ctx, str(SEP)))
+        await asyncio.wait_for(counting.wait(), 10)
+        taken = dataclasses.replace(running_info("run-b"), job_id=JOB_SEP)
+        await mark_running(ctx["redis"], taken)
+        result = await asyncio.wait_for(run, 10)
+        record = await ctx["redis"].get(RUNNING_KEY_PREFIX + JOB_SEP)
+    finally:
+        await close_context(ctx)
+    assert result["outcome"] == "released"
+    assert b'"run-b"' in record  # the other run's record stays
+    assert ("2026-09", "published") not in await archive_states(settings.database_url)
