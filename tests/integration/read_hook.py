@@ -44,15 +44,17 @@ async def change_once(dsn: str, sql: str) -> bool:
 
 
 def hooked(dsn: str, first_second: datetime, sql: str, *, after: bool = False) -> Any:
-    """The source read with the change at the range's first batch (``after``: once its last
-    batch was handed over, before the next range's snapshot)."""
+    """The source read with the change once the range's first batch is read (``after``: once
+    its last batch was handed over, before the next range's snapshot)."""
 
     async def candidate_batches_between(
-        conn: Any, table: str, start: datetime, end: datetime, *, size: int = 2000
-    ) -> AsyncGenerator[list[Any], None]:
-        if start == first_second and not after:
-            await change_once(dsn, sql)
-        async for batch in _REAL(conn, table, start, end, size=size):
+        conn: Any, table: str, start: datetime, end: datetime, **options: Any
+    ) -> AsyncGenerator[Any, None]:
+        first = True
+        async for batch in _REAL(conn, table, start, end, **options):
+            if first and start == first_second and not after:
+                await change_once(dsn, sql)  # the range's snapshot is taken: its cursor is open
+            first = False
             yield batch
         if start == first_second and after:
             await change_once(dsn, sql)

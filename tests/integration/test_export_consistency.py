@@ -151,13 +151,13 @@ async def test_a_table_that_keeps_changing_fails_the_build_as_transient(
     real = source.candidate_batches_between
     changes = iter(range(1, 100))
 
-    async def changing(conn: Any, table: str, start: Any, end: Any, *, size: int = 2000) -> Any:
-        if start == first_of_october():
-            async with pool.acquire() as other:
-                await other.execute(
-                    "UPDATE games SET rated = true WHERE id = $1", EARLY[next(changes) % 20]
-                )
-        async for batch in real(conn, table, start, end, size=size):
+    async def changing(conn: Any, table: str, start: Any, end: Any, **options: Any) -> Any:
+        async for batch in real(conn, table, start, end, **options):
+            if start == first_of_october():  # after the range's snapshot: a new row version
+                async with pool.acquire() as other:
+                    await other.execute(
+                        "UPDATE games SET rated = true WHERE id = $1", EARLY[next(changes) % 20]
+                    )
             yield batch
 
     monkeypatch.setattr(source, "candidate_batches_between", changing)

@@ -14,10 +14,8 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from asyncpg import Record
-
 from gomoku_archive.db.pool import Connection, transaction
-from gomoku_archive.profile.classify import Candidate
+from gomoku_archive.profile.classify import Candidate, CandidateColumns
 from gomoku_archive.profile.months import Month
 
 IN_SCOPE = "mode = 'RANKED' AND rated AND ruleset = 'FREESTYLE'"
@@ -80,9 +78,38 @@ def month_bounds(month: Month) -> tuple[datetime, datetime]:
     return month.start.replace(tzinfo=None), month.end.replace(tzinfo=None)
 
 
-def candidates_query(table: str) -> str:
-    """The export's query of a month's candidates ($1, $2: the month's naive UTC bounds)."""
-    return f"SELECT {_CANDIDATE_COLUMNS} {_candidates_where(table)} ORDER BY {FINISH_SECOND}, id"
+ROW_VERSION_HASH = "hashtextextended(id::text, xmin::text::bigint)"
+"""A 64-bit hash of a row's id and version (xmin: the transaction that wrote this version), so
+the sum over a set of rows changes when a row comes, goes or is updated (a moved finish)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a set of candidates was: how many, and the sum of their ``ROW_VERSION_HASH``."""
+
+    rows: int
+    hash_sum: int
+
+
+@dataclass(slots=True)
+class FingerprintSum:
+    """A fingerprint summed as a range's rows are read (``candidate_batches_between``)."""
+
+    rows: int = 0
+    hash_sum: int = 0
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(self.rows, self.hash_sum)
+
+
+def candidates_query(table: str, *, fingerprinted: bool = False) -> str:
+    """The export's query of a month's candidates ($1, $2: the month's naive UTC bounds);
+    ``fingerprinted``: each row also ends with its ``ROW_VERSION_HASH``."""
+    hashed = f", {ROW_VERSION_HASH} AS row_version" if fingerprinted else ""
+    return (
+        f"SELECT {_CANDIDATE_COLUMNS}{hashed} {_candidates_where(table)} "
+        f"ORDER BY {FINISH_SECOND}, id"
+    )
 
 
 @asynccontextmanager
@@ -143,34 +170,6 @@ async def counting(conn: Connection) -> AsyncIterator[None]:
         yield
 
 
-ROW_VERSION_HASH = "hashtextextended(id::text, xmin::text::bigint)"
-"""A 64-bit hash of a row's id and version (xmin: the transaction that wrote this version), so
-the sum over a set of rows changes when a row comes, goes or is updated (a moved finish)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
-    """What a set of candidates was: how many, and the sum of their ``ROW_VERSION_HASH``."""
-
-    rows: int
-    hash_sum: int
-
-
-async def fingerprint_between(
-    conn: Connection, table: str, start: datetime, end: datetime
-) -> Fingerprint:
-    """The fingerprint of the candidates finishing in ``[start, end)``: one range, read in the
-    range's own snapshot (the caller's transaction)."""
-    row = await conn.fetchrow(
-        f"SELECT count(*) AS n, coalesce(sum({ROW_VERSION_HASH}), 0) AS s "
-        f"{_candidates_where(table)}",
-        start,
-        end,
-    )
-    assert row is not None
-    return Fingerprint(row["n"], int(row["s"]))
-
-
 def fingerprint_ranges_query(table: str) -> str:
     """The consistency check's statement ($1, $2: the month's bounds; $3: the ranges' first
     seconds)."""
@@ -192,22 +191,36 @@ async def fingerprint_ranges(
 
 
 async def candidate_batches_between(
-    conn: Connection, table: str, start: datetime, end: datetime, *, size: int = 2000
-) -> AsyncGenerator[list[Record], None]:
+    conn: Connection,
+    table: str,
+    start: datetime,
+    end: datetime,
+    *,
+    size: int = 2000,
+    fingerprint: FingerprintSum | None = None,
+) -> AsyncGenerator[Sequence[CandidateColumns], None]:
     """Every candidate finishing in the seconds ``[start, end)`` (naive UTC), one range of a
     month, in archive order (finish second, then id), through a server-side cursor, in batches
     of ``size`` rows (the last one shorter; each row the columns of a ``Candidate`` in its
     field order). The next batch is asked for before one is handed over, so the server reads it
     while the caller works on this one. The caller holds a ``snapshot`` on ``conn`` and closes
     the generator (``contextlib.aclosing``) before the snapshot ends when it stops early, so
-    that no fetch is left running on the connection."""
-    cursor = await conn.cursor(candidates_query(table), start, end)
+    that no fetch is left running on the connection. With ``fingerprint`` every row read is
+    added to it (its ``ROW_VERSION_HASH`` read with it, in the same scan), so that it is the
+    fingerprint of exactly the rows handed over."""
+    query = candidates_query(table, fingerprinted=fingerprint is not None)
+    cursor = await conn.cursor(query, start, end)
     rows = await cursor.fetch(size)
     while rows:
         following = asyncio.ensure_future(cursor.fetch(size))
         try:
             await asyncio.sleep(0)  # let the fetch send its request before the caller's work
-            yield rows
+            if fingerprint is None:
+                yield rows
+            else:
+                fingerprint.rows += len(rows)
+                fingerprint.hash_sum += sum(row[-1] for row in rows)
+                yield [row[:-1] for row in rows]
         except BaseException:  # the caller stopped (its error, or aclose): no fetch left running
             following.cancel()
             with contextlib.suppress(Exception, asyncio.CancelledError):

@@ -152,31 +152,37 @@ async def _export_range(
         )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
-        async with source_pool.acquire() as read_conn, source.snapshot(read_conn):
-            # What this snapshot holds in the range, for the build's consistency check: the
-            # same transaction as the read, so the same rows.
-            fingerprint = await source.fingerprint_between(
-                read_conn, table, claim.first_second, claim.end_second
-            )
-            async with contextlib.aclosing(
+        # What the range's snapshot held, for the build's consistency check: summed from the
+        # very rows read.
+        fingerprint = source.FingerprintSum()
+        async with (
+            source_pool.acquire() as read_conn,
+            source.snapshot(read_conn),
+            contextlib.aclosing(
                 source.candidate_batches_between(
-                    read_conn, table, claim.first_second, claim.end_second, size=_BATCH_ROWS
+                    read_conn,
+                    table,
+                    claim.first_second,
+                    claim.end_second,
+                    size=_BATCH_ROWS,
+                    fingerprint=fingerprint,
                 )
-            ) as batches:
-                async for rows in batches:
-                    text = "".join(take_rows(rows))
-                    texts.append(text)
-                    held += len(text)
-                    if held >= _BLOCK_CHARS:
-                        await part.add(await stream.write("".join(texts).encode("utf-8")))
-                        texts.clear()
-                        held = 0
-                    if on_progress is not None:
-                        on_progress(tally.candidates, tally.games)
-                    if time.monotonic() >= next_beat:
-                        if not await range_store.heartbeat(conn, claim, tally.candidates):
-                            raise RangeLost
-                        next_beat = time.monotonic() + HEARTBEAT_SECONDS
+            ) as batches,
+        ):
+            async for rows in batches:
+                text = "".join(take_rows(rows))
+                texts.append(text)
+                held += len(text)
+                if held >= _BLOCK_CHARS:
+                    await part.add(await stream.write("".join(texts).encode("utf-8")))
+                    texts.clear()
+                    held = 0
+                if on_progress is not None:
+                    on_progress(tally.candidates, tally.games)
+                if time.monotonic() >= next_beat:
+                    if not await range_store.heartbeat(conn, claim, tally.candidates):
+                        raise RangeLost
+                    next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # The source transaction ends with the read: compressing the tail needs no snapshot.
         await part.add(await stream.finish("".join(texts).encode("utf-8")))
         await part.flush(final=True)
@@ -189,7 +195,7 @@ async def _export_range(
             candidates=tally.candidates,
             games=tally.games,
             tally=tally.to_json(),
-            fingerprint=fingerprint,
+            fingerprint=fingerprint.fingerprint(),
         )
         if not done:
             raise RangeLost

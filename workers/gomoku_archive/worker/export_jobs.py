@@ -184,32 +184,33 @@ async def _export_within_limit(
     settings, pool = settings_of(ctx), pool_of(ctx)
     limit = month_export.TimeLimit(export_timeout)
     job_id, attempt = job.fields["job_id"], job.fields["attempt"]
-    async with running_record.running(ctx, job_id, attempt, limit.seconds) as record:
-        result = await month_export.export_month(
-            pool,
-            table=settings.games_table,
-            month=target,
-            force=force,
-            time_limit=limit,
-            on_planned=record.planned,
-            ranges=RangeOptions(
-                source_pool=source_pool_of(ctx),
-                spreads=(
-                    _RangeJobs(ctx),
-                    LocalProcesses(
-                        dsn=settings.database_url,
-                        source_dsn=settings.source_url,
-                        table=settings.games_table,
-                        processes=settings.export_processes,
+    try:
+        async with running_record.running(ctx, job_id, attempt, limit.seconds) as record:
+            return await month_export.export_month(
+                pool,
+                table=settings.games_table,
+                month=target,
+                force=force,
+                time_limit=limit,
+                on_planned=record.planned,
+                ranges=RangeOptions(
+                    source_pool=source_pool_of(ctx),
+                    spreads=(
+                        _RangeJobs(ctx),
+                        LocalProcesses(
+                            dsn=settings.database_url,
+                            source_dsn=settings.source_url,
+                            table=settings.games_table,
+                            processes=settings.export_processes,
+                        ),
                     ),
+                    range_candidates=range_candidates or RANGE_CANDIDATES,
+                    worker=worker_of(ctx),
+                    gate=range_gate_of(ctx),
                 ),
-                range_candidates=range_candidates or RANGE_CANDIDATES,
-                worker=worker_of(ctx),
-                gate=range_gate_of(ctx),
-            ),
-        )
-    job.fields |= {"candidates": limit.candidates, "timeout_s": limit.seconds}
-    return result
+            )
+    finally:  # the job's log line says what the month was found to hold, whatever the end
+        job.fields |= {"candidates": limit.candidates, "timeout_s": limit.seconds}
 
 
 async def _locked(
