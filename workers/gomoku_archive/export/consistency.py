@@ -1,5 +1,5 @@
 """A month's build is one state of the games table: each range records the fingerprint of the
-rows its own short snapshot read (``source.fingerprint_between``); once every range is done,
+rows its own short snapshot read (summed as its cursor reads them); once every range is done,
 one statement fingerprints all of the month's ranges again in a single snapshot
 (``source.fingerprint_ranges``). A range whose two fingerprints differ read rows that are not
 that snapshot's (a game moved between ranges, a row came or went while the ranges were read):
