@@ -199,4 +199,7 @@ async def test_a_run_whose_record_another_run_took_ends_as_released(
         await close_context(ctx)
     assert result["outcome"] == "released"
     assert b'"run-b"' in record  # the other run's record stays
-    assert ("2026-09", "published") not in await archive_states(settings.database_url)
+    assert await archive_states(settings.database_url) == [("2026-09", "failed")]
+    async with pool.acquire() as conn:
+        error = await conn.fetchval("SELECT error FROM archives WHERE month = '2026-09'")
+    assert error == "export cancelled (released: the job runs again elsewhere)"

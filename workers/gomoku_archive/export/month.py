@@ -115,9 +115,11 @@ async def export_month(
     loop_started = asyncio.get_running_loop().time()
     deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
 
-    def why_cancelled() -> str:
+    def why_cancelled(cancelled: asyncio.CancelledError) -> str:
         if time_limit is not None and deadline.expired():
             return f"ExportTimeout: {time_limit.describe()}"
+        if cancelled.args and isinstance(cancelled.args[0], str):
+            return f"export cancelled ({cancelled.args[0]})"
         return "export cancelled (shutdown)"
 
     async def planned(candidates: int) -> None:
@@ -150,7 +152,7 @@ async def export_month(
 
 @dataclass(frozen=True, slots=True)
 class _Hooks:
-    why_cancelled: Callable[[], str]
+    why_cancelled: Callable[[asyncio.CancelledError], str]
     planned: Callable[[int], Awaitable[None]]
 
 
@@ -230,12 +232,12 @@ async def _export_locked(
             pool, lock_conn, archive_id, table, month, progress, options, hooks.planned
         )
         return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as cancelled:
         # Shut down or out of time: the building row is invisible already; close it now rather
         # than leave it for the next run, if the database still answers.
         if archive_id is not None:
             await asyncio.shield(
-                _record_failure(pool, lock_conn, month, archive_id, hooks.why_cancelled())
+                _record_failure(pool, lock_conn, month, archive_id, hooks.why_cancelled(cancelled))
             )
         raise
     except Exception as exc:

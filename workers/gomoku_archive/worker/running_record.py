@@ -70,7 +70,7 @@ class RunningRecord:
                     job_id=self.info.job_id,
                     reason="another run of the job took its running record",
                 )
-                task.cancel()
+                task.cancel("released: the job runs again elsewhere")
                 return
 
 
