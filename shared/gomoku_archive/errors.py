@@ -60,6 +60,14 @@ class RangeRetriesExhausted(ExportFailed):
     exit_code = 3
 
 
+class SourceKeptChanging(ExportFailed):
+    """The games of a month kept changing while its ranges were read: after every try some
+    range's rows differed from one snapshot of the whole month, so no file could hold one
+    state of the table. Nothing was published; worth another try later (exit 3)."""
+
+    exit_code = 3
+
+
 class ExportLocked(ArchiveError):
     """Another process holds the month's export lock."""
 

@@ -127,8 +127,8 @@ async def test_the_feed_announces_publications_and_the_rebuild(api: Client) -> N
     document = await manifest(api)
     october = document["months"][0]  # type: ignore[index]
     titles = [e.title for e in parsed.entries]
-    assert titles[0] == "2026-10 rebuilt: 1 games"
-    assert sorted(titles[1:]) == ["2026-08: 30 games", "2026-09: 0 games", "2026-10: 1 games"]
+    assert titles[0] == "2026-10 rebuilt: 1 game"
+    assert sorted(titles[1:]) == ["2026-08: 30 games", "2026-09: 0 games", "2026-10: 1 game"]
     rebuilt = parsed.entries[0]
     assert rebuilt.id == f"tag:gomokuparty.com,2026:archive:{october['sha256']}"
     assert october["previousFiles"][0]["file"] in rebuilt.summary

@@ -254,12 +254,13 @@ async def test_changed_content_publishes_a_new_file_and_keeps_the_old_downloadab
     assert hashlib.sha256(await archive_bytes(pool, old.id)).hexdigest() == old.sha256
 
 
-async def test_a_restored_file_keeps_the_moment_its_bytes_were_first_published(
+async def test_a_restored_file_is_published_now_and_keeps_its_first_publication(
     pool: Pool,
 ) -> None:
     """A rebuild that gives back an earlier file's bytes publishes that file again, at the same
-    URL: its Last-Modified (publishedAt) stays the first publication, so a client's validator
-    for an immutable URL never changes."""
+    URL: its Last-Modified (firstPublishedAt) stays the first publication, so a client's
+    validator for an immutable URL never changes; its publishedAt is the restore's time, so the
+    month's history reads in order."""
     await insert(pool, [game_row(id=uuid.UUID(int=1), finished_at=utc(2026, 8, 10))])
     first = (await export_month(pool, table="games", month=AUG)).archive
     await insert(pool, [game_row(id=uuid.UUID(int=2), finished_at=utc(2026, 8, 20))])
@@ -271,7 +272,10 @@ async def test_a_restored_file_keeps_the_moment_its_bytes_were_first_published(
     assert restored.outcome == "restored"
     assert restored.archive.id == first.id
     assert restored.archive.file_name == first.file_name
-    assert restored.archive.published_at == first.published_at
+    assert restored.archive.first_published_at == first.published_at == first.last_modified
+    assert restored.archive.last_modified == first.published_at
+    assert second.published_at is not None and restored.archive.published_at is not None
+    assert restored.archive.published_at > second.published_at > first.published_at
     assert restored.archive.superseded_at is None
 
 

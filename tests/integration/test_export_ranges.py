@@ -204,8 +204,9 @@ async def test_ranges_done_in_random_order_give_the_same_bytes(
     counts, built, _ = await published(pool, monkeypatch, k=120)
     assert built is not None
     async with pool.acquire() as conn:
-        minutes = await source.count_candidates_by_minute(conn, "games", AUG)
-        plan = plan_ranges(minutes, *source.month_bounds(AUG), target=120)
+        async with source.counting(conn):
+            counted = await source.count_month(conn, "games", AUG)
+        plan = plan_ranges(counted.publishable, *source.month_bounds(AUG), target=120)
         archive_id = await archive_store.start_building(conn, str(AUG))
         await range_store.add_ranges(
             conn, archive_id, [(r.start, r.end, r.candidates) for r in plan]
@@ -230,9 +231,10 @@ async def test_ranges_done_in_random_order_give_the_same_bytes(
 async def test_range_edges_and_empty_ranges(
     pool: Pool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # Ten candidates a range: 10:00-10:59 (2 rows + 3 excluded, and 3 in its last second), then
-    # 11:00's minute (3 + 2 excluded) with 11:30's game; the 14 candidates of 12:00 are all in its
-    # first half minute, so that minute is cut in two halves and the second finds no rows.
+    # Ten publishable candidates a range: 10:00-10:59 (2 rows + 3 excluded, and 3 in its last
+    # second), then 11:00's minute (3 + 2 excluded) with 11:30's game; the 14 candidates of
+    # 12:00 are all in its first half minute, so that minute is cut in two halves and the
+    # second finds no rows.
     ten, eleven, twelve = utc(2026, 8, 9, 10), utc(2026, 8, 9, 11), utc(2026, 8, 9, 12)
     rows = [game_row(finished_at=ten + timedelta(minutes=i)) for i in range(2)]
     rows += [  # the last second before 11:00 and 11:00's own second, several ids each
@@ -255,7 +257,8 @@ async def test_range_edges_and_empty_ranges(
     assert one.games == 21 and one.excluded_games == 7
     assert many == one
     plan = await ranges_of_last_build(pool)
-    assert len(plan) >= 4 and sum(r.planned for r in plan) == 28
+    # Planned from the publishable rows: the 21 games and the 2 bad rows only the replay excludes.
+    assert len(plan) >= 3 and sum(r.planned for r in plan) == 23
     assert any(r.candidates_done == 0 for r in plan)  # a part of a split minute found nothing
     assert [r.candidates_done for r in plan] != [r.planned for r in plan]
     assert sum(r.candidates_done for r in plan) == 28

@@ -50,7 +50,7 @@ async def test_a_zero_game_month_rebuilt_with_games(pool: Pool) -> None:
         }
     ]
     assert [(e.id, e.title) for e in after.entries] == [
-        (f"tag:gomokuparty.com,2026:archive:{month['sha256']}", "2026-08 rebuilt: 1 games"),
+        (f"tag:gomokuparty.com,2026:archive:{month['sha256']}", "2026-08 rebuilt: 1 game"),
         (before.entries[0].id, "2026-08: 0 games"),  # the same entry as before the rebuild
     ]
     assert "replaces the month's zero-game listing: games 0 → 1 (+1)" in after.entries[0].summary

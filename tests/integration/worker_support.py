@@ -136,11 +136,19 @@ def run_cli(
 class WorkerProcess:
     """``gomoku-archive worker`` in a subprocess, its JSON log lines in a file."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, *args: str) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log_path: Path,
+        *args: str,
+        module: str = "gomoku_archive.cli.main",
+    ) -> None:
+        """``module``: what ``python -m`` runs with ``worker ...`` (a test's wrapper of the
+        command line, such as ``tests.integration.read_hook``)."""
         self.log_path = log_path
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gomoku_archive.cli.main", "worker", *args],
+            [sys.executable, "-m", module, "worker", *args],
             env=env,
             cwd=ROOT,
             stdout=self._log,

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import feedparser
 
+from gomoku_archive.catalog import feed
 from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
 from gomoku_archive.catalog.feed import build_feed
 from gomoku_archive.catalog.manifest import (
@@ -223,3 +224,12 @@ def test_each_entry_links_to_its_months_row_of_the_page() -> None:
         month = entry.title[:7]
         assert alternate.href == f"https://gomokuparty.com/database/#{month}"
     assert parsed.feed.link == "https://gomokuparty.com/database/"
+
+
+def test_feed_titles_count_games_in_words() -> None:
+    assert [feed.games(n) for n in (0, 1, 2, 1234)] == [
+        "0 games",
+        "1 game",
+        "2 games",
+        "1,234 games",
+    ]

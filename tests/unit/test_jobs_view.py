@@ -31,7 +31,7 @@ ERROR = (
 )
 
 
-def screen(width: int) -> str:
+def screen(width: int, phase: str = "exporting") -> str:
     months = month_statuses(
         first=Month(2026, 8),
         now=NOW,
@@ -50,7 +50,7 @@ def screen(width: int) -> str:
             ),
             QueuedJob("mirror:17", "mirror_archive", {"archive_id": 17}, NOW, NOW, 0, False),
         ],
-        running={FORCED: RunningInfo(FORCED, "worker-7f9c8d:4242", NOW, NOW, 1234567, 1)},
+        running={FORCED: RunningInfo(FORCED, "worker-7f9c8d:4242", NOW, NOW, 1234567, 1, phase)},
         results=[
             JobOutcome(
                 "export:2026-09",
@@ -100,6 +100,11 @@ def test_every_month_and_job_is_listed() -> None:
         "last planner run",
     ):
         assert expected in text
+
+
+def test_an_export_says_whether_it_is_still_counting() -> None:
+    assert "counting on worker-7f9c8d:4242" in screen(120, "counting")
+    assert "exporting on worker-7f9c8d:4242" in screen(120)
 
 
 def test_a_result_line_fits_80_columns_whole() -> None:

@@ -91,6 +91,7 @@ def test_previous_files_newest_first() -> None:
         "checksumUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz.sha256",
         "torrentUrl": "/api/v1/database/files/gomoku-party-2026-09-aaaaaaaaaaaaaaaa.sgf.gz.torrent",
         "publishedAt": "2026-10-05T00:00:00Z",
+        "firstPublishedAt": "2026-10-05T00:00:00Z",
         "supersededAt": "2026-10-06T12:00:00Z",
     }
     assert doc["totalGames"] == 5, "earlier files are history, not more games"

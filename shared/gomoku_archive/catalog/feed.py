@@ -6,8 +6,9 @@ listing, or one of its ``previousZeroGameListings``). An entry describes its own
 publication only, so it never changes once written: its id is a ``tag:`` URI (RFC 4151) from
 the file's SHA-256, and a rebuild is a new entry that names the file it replaces and what
 changed in the counts. A rebuild that gives back an earlier file's bytes publishes that file
-again (its URL and ``publishedAt`` never change): that restore is an entry of its own, dated
-when it happened, beside the file's first publication."""
+again (its URL and ``firstPublishedAt`` never change; ``publishedAt`` becomes the restore's
+time): that restore is an entry of its own, dated when it happened, beside the file's first
+publication."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ def _month_events(month: Mapping[str, Any]) -> list[Publication]:
     """The month's publications, oldest first: each file's first publication, and a restore
     wherever a file became current again after a newer one."""
     # Ordered by supersededAt, with the current file (or listing) last, the superseded files and
-    # zero-game listings are in the order in which they were last made current (publishedAt
-    # cannot say that: a restore keeps the file's first publication time).
+    # zero-game listings are in the order in which they were last made current (a file's
+    # entry is dated by its first publication, firstPublishedAt).
     superseded = [
         (_publication(month["month"], f), str(f["supersededAt"])) for f in month["previousFiles"]
     ]
@@ -103,7 +104,7 @@ def _publication(month: str, file: Mapping[str, Any]) -> Publication:
         games=file["games"],
         candidate_games=file["candidateGames"],
         excluded_games=file["excludedGames"],
-        published_at=file["publishedAt"],
+        published_at=file.get("firstPublishedAt", file["publishedAt"]),
         download_url=file["downloadUrl"],
     )
 
@@ -143,15 +144,20 @@ def _change(label: str, before: int, after: int) -> str:
     return f"{label} {before:,} → {after:,} ({delta:+,})" if delta else f"{label} {after:,} (same)"
 
 
+def games(count: int) -> str:
+    """``1 game``, ``2 games``, ``1,234 games``."""
+    return f"{count:,} game" + ("" if count == 1 else "s")
+
+
 def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
     """The entry's title and text."""
-    counts = f"{p.games:,} games ({p.candidate_games:,} candidates, {p.excluded_games:,} excluded)"
+    counts = f"{games(p.games)} ({p.candidate_games:,} candidates, {p.excluded_games:,} excluded)"
     if p.file is None:
         body = f"{p.month} has no games in scope: {counts}. There is no file to download."
     else:
         body = f"{p.file}: {counts}, {p.bytes:,} bytes, sha256 {p.sha256}."
     if replaced is None:
-        return f"{p.month}: {p.games:,} games", body
+        return f"{p.month}: {games(p.games)}", body
     old = replaced.file or "the month's zero-game listing"
     changes = ", ".join(
         (
@@ -163,12 +169,12 @@ def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
     kept = " (still downloadable at its URL)" if replaced.file else ""
     if p.restored:
         return (
-            f"{p.month} restored: {p.games:,} games",
+            f"{p.month} restored: {games(p.games)}",
             f"{body} A rebuild gave back these bytes, first published {p.published_at}, so "
             f"this file is the month's current file again. It replaces {old}{kept}: {changes}.",
         )
     return (
-        f"{p.month} rebuilt: {p.games:,} games",
+        f"{p.month} rebuilt: {games(p.games)}",
         f"{body} It replaces {old}{kept}: {changes}.",
     )
 

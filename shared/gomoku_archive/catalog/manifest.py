@@ -46,6 +46,8 @@ class PreviousFile:
     excluded_games: int
     published_at: datetime
     superseded_at: datetime
+    first_published_at: datetime | None = None
+    """When these bytes were first published (None: at ``published_at``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,9 @@ class MonthSummary:
     """The month's superseded files, in any order (the manifest lists them newest first)."""
     previous_listings: Sequence[PreviousListing] = ()
     """The month's superseded zero-game listings, in any order (listed newest first)."""
+    first_published_at: datetime | None = None
+    """When these bytes (or this listing) were first published: ``published_at`` is the last
+    time they became the month's current file, later after a restore (None: the same)."""
     stats: MonthStats | None = None
     """The published games' statistics; None for a month published before they were counted."""
 
@@ -105,6 +110,7 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "uncompressedBytes": summary.uncompressed_bytes if file else 0,
         "sha256": summary.sha256 if file else None,
         "publishedAt": utc_iso(summary.published_at),
+        "firstPublishedAt": utc_iso(summary.first_published_at or summary.published_at),
         "candidateGames": summary.candidate_games,
         "excludedGames": summary.excluded_games,
         "exclusions": full_counts(summary.exclusions, ALL_REASONS),
@@ -184,6 +190,7 @@ def previous_entry(previous: PreviousFile) -> dict[str, Any]:
         "checksumUrl": checksum_url(file),
         "torrentUrl": torrent_url(file),
         "publishedAt": utc_iso(previous.published_at),
+        "firstPublishedAt": utc_iso(previous.first_published_at or previous.published_at),
         "supersededAt": utc_iso(previous.superseded_at),
     }
 

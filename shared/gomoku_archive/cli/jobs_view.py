@@ -134,7 +134,8 @@ def _jobs(console: Console, title: str, entries: list[tuple[str, list[str]]]) ->
 def _running(queue: QueueSnapshot, job: QueuedJob) -> tuple[str, list[str]]:
     info = queue.running.get(job.job_id)
     where = (
-        f"on {info.worker}, started {when(info.started_at)}, deadline {when(info.deadline)}"
+        f"{info.phase} on {info.worker}, started {when(info.started_at)}, "
+        f"deadline {when(info.deadline)}"
         if info
         else "on an unknown worker"
     )

@@ -47,12 +47,20 @@ class ArchiveRow:
     created_at: datetime
     finished_at: datetime | None
     published_at: datetime | None
+    """The last time these bytes became the month's file (a restore's time after one)."""
     superseded_at: datetime | None
     failed_at: datetime | None
     error: str | None
     built_at: datetime | None
     """The last export that produced these bytes (see migration 0003)."""
     mirror: MirrorRecord
+    first_published_at: datetime | None = None
+    """When these bytes were first published (see migration 0007): their Last-Modified."""
+
+    @property
+    def last_modified(self) -> datetime | None:
+        """The file's Last-Modified: its bytes' first publication, which a restore keeps."""
+        return self.first_published_at or self.published_at
 
     def summary(
         self,
@@ -71,6 +79,7 @@ class ArchiveRow:
             uncompressed_bytes=self.uncompressed_bytes,
             sha256=self.sha256,
             published_at=self.published_at,
+            first_published_at=self.first_published_at,
             candidate_games=self.candidate_games,
             excluded_games=self.excluded_games,
             exclusions=self.exclusions,
@@ -109,6 +118,7 @@ class ArchiveRow:
             excluded_games=self.excluded_games,
             published_at=self.published_at,
             superseded_at=self.superseded_at,
+            first_published_at=self.first_published_at,
         )
 
 
@@ -184,7 +194,7 @@ ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
     published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
     mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes,
-    cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at"""
+    cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at, first_published_at"""
 """Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
 kilobytes of counts that a download's lookup should not fetch and decode."""
 _MIRROR_COLUMNS = {
@@ -406,6 +416,10 @@ async def publish(
         if current is not None and current["file_name"] == file_name:
             await _drop(conn, archive_id)
             row = await _set_counts(conn, current["id"], counts)
+            if _listed_counts(row) != _listed_counts(archive_row(current)):
+                # Same bytes, corrected counts (an excluded row changed): the API's manifest
+                # must show them at once, like a new file's.
+                await conn.execute("SELECT pg_notify($1, $2)", ARCHIVES_CHANNEL, month)
             return "unchanged", row
 
         if current is not None:
@@ -421,10 +435,12 @@ async def publish(
             )
         if earlier is not None:
             await _drop(conn, archive_id)
-            # published_at stays the moment these bytes were first published: it is the
-            # file's Last-Modified, and an immutable URL's validator never changes.
+            # published_at is now (the month's history reads in order); first_published_at
+            # stays the moment these bytes were first published: the file's Last-Modified, as
+            # an immutable URL's validator never changes.
             await conn.execute(
-                "UPDATE archives SET state = 'published', superseded_at = NULL WHERE id = $1",
+                "UPDATE archives SET state = 'published', superseded_at = NULL, "
+                "published_at = now() WHERE id = $1",
                 earlier,
             )
             row = await _set_counts(conn, earlier, counts)
@@ -432,7 +448,8 @@ async def publish(
         else:
             await conn.execute(
                 "UPDATE archives SET state = 'published', file_name = $2, sha256 = $3, bytes = $4, "
-                "uncompressed_bytes = $5, finished_at = now(), published_at = now(), error = NULL "
+                "uncompressed_bytes = $5, finished_at = now(), published_at = now(), "
+                "first_published_at = now(), error = NULL "
                 "WHERE id = $1 AND state = 'building'",
                 archive_id,
                 file_name,
@@ -444,6 +461,17 @@ async def publish(
             outcome = "published"
         await conn.execute("SELECT pg_notify($1, $2)", ARCHIVES_CHANNEL, month)
         return outcome, row
+
+
+def _listed_counts(row: ArchiveRow) -> tuple[object, ...]:
+    """What the manifest lists of a row's counts."""
+    return (
+        row.games,
+        row.candidate_games,
+        row.excluded_games,
+        dict(row.exclusions),
+        dict(row.results),
+    )
 
 
 async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:

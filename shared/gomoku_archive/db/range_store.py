@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gomoku_archive.db.pool import Connection, transaction
+from gomoku_archive.db.source import Fingerprint
 from gomoku_archive.profile.deflate_parts import PartSummary
 
 RangeState = Literal["queued", "running", "done", "failed"]
@@ -57,6 +58,10 @@ class RangeRow:
     tally: dict[str, Any] | None
     started_at: datetime | None
     finished_at: datetime | None
+    first_second: datetime
+    end_second: datetime
+    fingerprint: Fingerprint | None
+    """What the range's snapshot held in its seconds (None until it is done)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +180,7 @@ async def finish_range(
     candidates: int,
     games: int,
     tally: dict[str, Any],
+    fingerprint: Fingerprint,
 ) -> bool:
     """Record the range as done with its part, and drop any other attempt's pieces; False
     (and this attempt's pieces dropped) when the range is no longer this claim's."""
@@ -182,7 +188,7 @@ async def finish_range(
         status = await conn.execute(
             "UPDATE archive_ranges SET state = 'done', finished_at = now(), heartbeat_at = now(), "
             "crc32 = $4, raw_bytes = $5, deflate_bytes = $6, candidates_done = $7, games = $8, "
-            f"tally = $9 WHERE {_HELD}",
+            f"tally = $9, source_rows = $10, source_sum = $11 WHERE {_HELD}",
             claim.archive_id,
             claim.seq,
             claim.attempt,
@@ -192,6 +198,8 @@ async def finish_range(
             candidates,
             games,
             tally,
+            fingerprint.rows,
+            fingerprint.hash_sum,
         )
         ours = status.endswith(" 1")
         await conn.execute(
@@ -228,11 +236,30 @@ async def fail_range(conn: Connection, claim: RangeClaim, error: str, *, retryab
 async def ranges_of(conn: Connection, archive_id: int) -> list[RangeRow]:
     rows = await conn.fetch(
         "SELECT seq, state, attempt, retryable, planned, candidates_done, games, worker, error, "
-        "crc32, raw_bytes, deflate_bytes, tally, started_at, finished_at "
+        "crc32, raw_bytes, deflate_bytes, tally, started_at, finished_at, first_second, "
+        "end_second, source_rows, source_sum "
         "FROM archive_ranges WHERE archive_id = $1 ORDER BY seq",
         archive_id,
     )
-    return [RangeRow(**dict(row)) for row in rows]
+    return [_range_row(dict(row)) for row in rows]
+
+
+def _range_row(values: dict[str, Any]) -> RangeRow:
+    rows, hash_sum = values.pop("source_rows"), values.pop("source_sum")
+    fingerprint = None if rows is None else Fingerprint(rows, int(hash_sum))
+    return RangeRow(**values, fingerprint=fingerprint)
+
+
+async def export_again(conn: Connection, archive_id: int, seqs: Sequence[int]) -> int:
+    """Make done ranges of a building archive claimable again (their rows changed since they
+    were read); their parts are replaced by the next attempt's. Returns how many."""
+    status = await conn.execute(
+        "UPDATE archive_ranges r SET state = 'queued', source_rows = NULL, source_sum = NULL "
+        f"WHERE r.archive_id = $1 AND r.seq = ANY($2::int[]) AND r.state = 'done' AND {_BUILDING}",
+        archive_id,
+        list(seqs),
+    )
+    return int(status.split()[-1])
 
 
 async def part_pieces(

@@ -34,6 +34,11 @@ class RunningInfo:
     deadline: datetime
     candidates: int
     attempt: int
+    phase: str = "exporting"
+    """``counting`` while the month is counted and planned (its candidates not known yet: 0),
+    then ``exporting``."""
+    run: str = ""
+    """This run's own token: a later run of the same job writes another."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,7 @@ def queue_document(queue: QueueSnapshot) -> dict[str, Any]:
                 "startedAt": _iso(info.started_at),
                 "deadline": _iso(info.deadline),
                 "candidates": info.candidates,
+                "phase": info.phase,
             }
         return doc
 

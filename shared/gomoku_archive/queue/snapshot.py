@@ -124,6 +124,8 @@ def _running_info(doc: dict[str, Any] | None) -> RunningInfo | None:
             deadline=datetime.fromisoformat(doc["deadline"]),
             candidates=int(doc["candidates"]),
             attempt=int(doc["attempt"]),
+            phase=str(doc.get("phase", "exporting")),
+            run=str(doc.get("run", "")),
         )
     except (KeyError, TypeError, ValueError):
         return None

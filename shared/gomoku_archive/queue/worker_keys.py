@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -16,7 +16,12 @@ from gomoku_archive.queue.connection import NOW_MS_LUA, eval_script
 
 PLANNER_LAST_RUN_KEY = "gomoku:planner:last_run"
 RUNNING_KEY_PREFIX = "gomoku:running:"
-"""``gomoku:running:<job id>``: which worker runs an export, since when, until when at most."""
+"""``gomoku:running:<job id>``: which worker runs an export, since when, until when at most,
+and whether it is still counting: the run's proof of life, written before its first database
+statement and refreshed every ``RUNNING_REFRESH_SECONDS`` while it runs; it expires
+``RUNNING_TTL_SECONDS`` after its run stopped refreshing it (a killed worker)."""
+RUNNING_REFRESH_SECONDS = 2.0
+RUNNING_TTL_SECONDS = 10.0
 WORKER_KEY_PREFIX = "gomoku:worker:"
 """``gomoku:worker:<host:pid>``: a worker's heartbeat, expiring a few beats after it stops."""
 
@@ -25,17 +30,50 @@ async def record_planner_run(client: ArqRedis, run: Mapping[str, Any]) -> None:
     await client.set(PLANNER_LAST_RUN_KEY, json.dumps(dict(run)))
 
 
+def _running_document(info: RunningInfo) -> str:
+    return json.dumps(
+        {
+            "job_id": info.job_id,
+            "worker": info.worker,
+            "started_at": info.started_at.isoformat(),
+            "deadline": info.deadline.isoformat(),
+            "candidates": info.candidates,
+            "attempt": info.attempt,
+            "phase": info.phase,
+            "run": info.run,
+        }
+    )
+
+
 async def mark_running(client: ArqRedis, info: RunningInfo) -> None:
-    ttl = max(info.deadline - info.started_at, timedelta(seconds=1)) + timedelta(minutes=1)
-    document = {
-        "job_id": info.job_id,
-        "worker": info.worker,
-        "started_at": info.started_at.isoformat(),
-        "deadline": info.deadline.isoformat(),
-        "candidates": info.candidates,
-        "attempt": info.attempt,
-    }
-    await client.set(RUNNING_KEY_PREFIX + info.job_id, json.dumps(document), px=ttl)
+    """A run's record as it starts: this run is the job's now (a run before it, released, finds
+    it taken at its next refresh)."""
+    await client.set(
+        RUNNING_KEY_PREFIX + info.job_id,
+        _running_document(info),
+        px=int(RUNNING_TTL_SECONDS * 1000),
+    )
+
+
+_REFRESH = """
+local current = redis.call('GET', KEYS[1])
+if current and cjson.decode(current)['run'] ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1
+"""
+"""Refresh a run's record unless another run of the job wrote its own since (atomic)."""
+
+
+async def refresh_running(client: ArqRedis, info: RunningInfo) -> bool:
+    """Keep the run's record alive (and say what it does now); False when another run of the
+    same job has taken the record: this run was released and must stop."""
+    refreshed = await eval_script(
+        client,
+        _REFRESH,
+        [RUNNING_KEY_PREFIX + info.job_id],
+        [_running_document(info), info.run, str(int(RUNNING_TTL_SECONDS * 1000))],
+    )
+    return bool(refreshed)
 
 
 async def clear_running(client: ArqRedis, job_id: str) -> None:
@@ -78,13 +116,15 @@ _RELEASE = (
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl < 0 then return 0 end
 if math.abs(now + pttl - tonumber(ARGV[1])) > tonumber(ARGV[2]) then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('DEL', KEYS[1])
 return 1
 """
 )
-"""Delete a run's in-progress key only if it is still the run that was seen stale: atomic in
-Redis, so of several watchdogs that saw the same dead run exactly one releases it, and none
-can delete the key of the worker that took the job next."""
+"""Delete a run's in-progress key only if it is still the run that was seen stale and no run
+keeps its running record alive: atomic in Redis, so of several watchdogs that saw the same
+dead run exactly one releases it, none can delete the key of the worker that took the job
+next, and a run that is alive (counting behind a table lock, say) is never released."""
 
 RUN_TOKEN_TOLERANCE_MS = 100
 """Two readings of one run's token differ by a millisecond or two (TIME and PTTL rounding); a
@@ -108,8 +148,9 @@ async def running_exports(client: ArqRedis) -> dict[str, int]:
 async def release_stale_job(client: ArqRedis, job_id: str, run_token: int) -> bool:
     """Free a job whose worker died (its in-progress key would otherwise block it until arq's
     in-progress timeout, hours for an export): the job stays queued and any worker takes it.
-    Only the run whose token is ``run_token`` is released, atomically; False when another
-    watchdog released it first or a worker has taken the job since."""
+    Only the run whose token is ``run_token`` is released, and only while no run refreshes the
+    job's running record, atomically; False when another watchdog released it first, a worker
+    has taken the job since, or its run is alive."""
     keys = [in_progress_key_prefix + job_id, RUNNING_KEY_PREFIX + job_id]
     released = await eval_script(
         client, _RELEASE, keys, [str(run_token), str(RUN_TOKEN_TOLERANCE_MS)]

@@ -7,6 +7,7 @@ when a range failed for good. Who else exports ranges is a ``RangeSpread``: arq'
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -15,10 +16,13 @@ from typing import Protocol
 from gomoku_archive.db import range_store
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
-from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted
-from gomoku_archive.export import range_run
+from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
+from gomoku_archive.export import consistency, range_run
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
+from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
+
+log = get_logger(__name__)
 
 POLL_SECONDS = 0.2
 """How often a coordinator with nothing to claim looks at its ranges."""
@@ -89,6 +93,41 @@ class Coordinator:
         self._done_games = 0
 
     async def run(self) -> list[RangeRow]:
+        """Every range done, and all of them one state of the source (``export.consistency``):
+        ranges whose rows changed since they were read are exported again."""
+        for check in range(1, consistency.MAX_CHECKS + 1):
+            ranges = await self._all_done()
+            started = time.monotonic()
+            changed = await consistency.changed_ranges(
+                self._source_pool, self._table, self._month, ranges
+            )
+            log.info(
+                "export_consistency_checked",
+                month=str(self._month),
+                archive_id=self._archive_id,
+                check=check,
+                ranges=len(ranges),
+                changed=len(changed),
+                seconds=round(time.monotonic() - started, 3),
+            )
+            if not changed:
+                return ranges
+            log.warning(
+                "export_source_changed",
+                month=str(self._month),
+                archive_id=self._archive_id,
+                check=check,
+                ranges=changed,
+            )
+            if check < consistency.MAX_CHECKS:
+                await range_store.export_again(self._conn, self._archive_id, changed)
+        raise SourceKeptChanging(
+            f"{self._month}: the games kept changing while the month was read "
+            f"({consistency.MAX_CHECKS} checks found ranges that differ from one snapshot of "
+            "the table); nothing was published, a later try will read a quieter table"
+        )
+
+    async def _all_done(self) -> list[RangeRow]:
         while True:
             if await self._export_one():
                 await self._look()

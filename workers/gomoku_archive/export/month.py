@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal
@@ -65,18 +65,28 @@ class ExportResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TimeLimit:
-    """How long an export may run; the worker sets it from the month's size."""
+    """How long an export may run; the worker sets it from the month's size. The size is known
+    once the month is planned (under its lock, on the source): until then the limit is the one
+    of an empty month, then it is the planned candidates' (counted from the start)."""
 
-    seconds: float
-    candidates: int
+    seconds_for: Callable[[int], float]
+    candidates: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return self.seconds_for(self.candidates)
 
     def describe(self) -> str:
         return (
             f"the export took longer than its {self.seconds:.0f} s limit "
             f"for {self.candidates} candidate games"
         )
+
+
+Planned = Callable[[int, float | None], Awaitable[None]]
+"""Told the month's planned candidates and its time limit (None: none), once it is planned."""
 
 
 async def export_month(
@@ -88,29 +98,47 @@ async def export_month(
     progress: Progress | None = None,
     time_limit: TimeLimit | None = None,
     ranges: RangeOptions | None = None,
+    on_planned: Planned | None = None,
 ) -> ExportResult:
     """Build and publish ``month``'s archive under the month's export lock.
 
     Leftovers of killed or failed runs of the month are removed first. Without ``force`` a
     month that already has a published archive is then ``skipped``. Raises ``ExportLocked``
-    when another process holds the lock, ``ExportTimeout`` after ``time_limit``. Every failure
+    when another process holds the lock, ``ExportTimeout`` after ``time_limit`` (set from the
+    plan's candidates once the month is planned; ``on_planned`` is told them). Every failure
     of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
     database still answers, and raised: the error itself, not a complaint about the
     connection it broke. ``ranges`` says who else exports the month's ranges and reads them
     where; the bytes are the same whoever exports which range.
     """
     started = time.monotonic()
+    loop_started = asyncio.get_running_loop().time()
     deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
 
-    def why_cancelled() -> str:
+    def why_cancelled(cancelled: asyncio.CancelledError) -> str:
         if time_limit is not None and deadline.expired():
             return f"ExportTimeout: {time_limit.describe()}"
+        if cancelled.args and isinstance(cancelled.args[0], str):
+            return f"export cancelled ({cancelled.args[0]})"
         return "export cancelled (shutdown)"
+
+    async def planned(candidates: int) -> None:
+        if time_limit is not None:
+            time_limit.candidates = candidates
+            deadline.reschedule(loop_started + time_limit.seconds)
+        if on_planned is not None:
+            await on_planned(candidates, time_limit.seconds if time_limit else None)
 
     try:
         async with deadline:
             outcome, row = await _export(
-                pool, table, month, force, progress, ranges or RangeOptions(), why_cancelled
+                pool,
+                table,
+                month,
+                force,
+                progress,
+                ranges or RangeOptions(),
+                _Hooks(why_cancelled, planned),
             )
     except TimeoutError as exc:
         if time_limit is not None and deadline.expired():
@@ -122,15 +150,10 @@ async def export_month(
     return result
 
 
-async def count_month(pool: Pool, *, table: str, month: Month) -> int:
-    """The month's candidates, counted before an export to size its time limit. A failure is
-    recorded on the month like one of the export's own."""
-    try:
-        async with pool.acquire() as conn:
-            return await source.count_candidates(conn, table, month)
-    except Exception as exc:
-        await _record_failure(pool, None, month, None, _error_text(exc))
-        raise
+@dataclass(frozen=True, slots=True)
+class _Hooks:
+    why_cancelled: Callable[[asyncio.CancelledError], str]
+    planned: Callable[[int], Awaitable[None]]
 
 
 async def record_month_failure(pool: Pool, month: Month, error: str) -> None:
@@ -166,14 +189,14 @@ async def _export(
     force: bool,
     progress: Progress | None,
     options: RangeOptions,
-    why_cancelled: Callable[[], str],
+    hooks: _Hooks,
 ) -> tuple[Outcome, ArchiveRow | None]:
     async with pool.acquire() as lock_conn:
         if not await locks.try_lock_month(lock_conn, month):
             raise ExportLocked(f"another process is exporting {month}")
         try:
             return await _export_locked(
-                pool, lock_conn, table, month, force, progress, options, why_cancelled
+                pool, lock_conn, table, month, force, progress, options, hooks
             )
         finally:
             # A lost session took the lock with it; there is nothing left to unlock then.
@@ -190,7 +213,7 @@ async def _export_locked(
     force: bool,
     progress: Progress | None,
     options: RangeOptions,
-    why_cancelled: Callable[[], str],
+    hooks: _Hooks,
 ) -> tuple[Outcome, ArchiveRow | None]:
     archive_id: int | None = None
     try:
@@ -205,14 +228,16 @@ async def _export_locked(
             if existing is not None:
                 return "skipped", existing
         archive_id = await archive_store.start_building(lock_conn, str(month))
-        counts, built = await _build(pool, lock_conn, archive_id, table, month, progress, options)
+        counts, built = await _build(
+            pool, lock_conn, archive_id, table, month, progress, options, hooks.planned
+        )
         return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as cancelled:
         # Shut down or out of time: the building row is invisible already; close it now rather
         # than leave it for the next run, if the database still answers.
         if archive_id is not None:
             await asyncio.shield(
-                _record_failure(pool, lock_conn, month, archive_id, why_cancelled())
+                _record_failure(pool, lock_conn, month, archive_id, hooks.why_cancelled(cancelled))
             )
         raise
     except Exception as exc:
@@ -231,10 +256,12 @@ async def _build(
     month: Month,
     progress: Progress | None,
     options: RangeOptions,
+    planned: Callable[[int], Awaitable[None]],
 ) -> tuple[Counts, BuiltFile | None]:
     source_pool = options.source_pool or pool
     planning = time.monotonic()
-    plan = await _plan(source_pool, table, month, options.range_candidates)
+    plan, candidates = await _plan(source_pool, table, month, options.range_candidates)
+    await planned(candidates)
     await range_store.add_ranges(
         lock_conn, archive_id, [(r.start, r.end, r.candidates) for r in plan]
     )
@@ -243,12 +270,13 @@ async def _build(
         month=str(month),
         archive_id=archive_id,
         ranges=len(plan),
-        candidates=sum(r.candidates for r in plan),
+        candidates=candidates,
+        publishable=sum(r.candidates for r in plan),
         range_candidates=options.range_candidates,
         seconds=round(time.monotonic() - planning, 3),
     )
     if progress is not None:
-        progress.start(month, sum(r.candidates for r in plan))
+        progress.start(month, candidates)
     coordinator = Coordinator(
         pool, source_pool, lock_conn, archive_id, table, month, progress, options
     )
@@ -260,12 +288,15 @@ async def _build(
     return await assemble(lock_conn, archive_id, month, ranges)
 
 
-async def _plan(source_pool: Pool, table: str, month: Month, target: int) -> list[Range]:
-    """The month's ranges, from its candidates counted per minute (one short query)."""
-    async with source_pool.acquire() as conn, _reading(conn, month):
-        minutes = await source.count_candidates_by_minute(conn, table, month)
+async def _plan(
+    source_pool: Pool, table: str, month: Month, target: int
+) -> tuple[list[Range], int]:
+    """The month's ranges, from its publishable candidates counted per minute on the source,
+    and its candidates (one statement; the count also sets the time limit)."""
+    async with source_pool.acquire() as conn, _reading(conn, month), source.counting(conn):
+        counted = await source.count_month(conn, table, month)
     start, end = source.month_bounds(month)
-    return plan_ranges(minutes, start, end, target=target)
+    return plan_ranges(counted.publishable, start, end, target=target), counted.candidates
 
 
 _LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (

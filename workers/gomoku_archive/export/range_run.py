@@ -152,12 +152,20 @@ async def _export_range(
         )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
+        # What the range's snapshot held, for the build's consistency check: summed from the
+        # very rows read.
+        fingerprint = source.FingerprintSum()
         async with (
             source_pool.acquire() as read_conn,
             source.snapshot(read_conn),
             contextlib.aclosing(
                 source.candidate_batches_between(
-                    read_conn, table, claim.first_second, claim.end_second, size=_BATCH_ROWS
+                    read_conn,
+                    table,
+                    claim.first_second,
+                    claim.end_second,
+                    size=_BATCH_ROWS,
+                    fingerprint=fingerprint,
                 )
             ) as batches,
         ):
@@ -187,6 +195,7 @@ async def _export_range(
             candidates=tally.candidates,
             games=tally.games,
             tally=tally.to_json(),
+            fingerprint=fingerprint.fingerprint(),
         )
         if not done:
             raise RangeLost

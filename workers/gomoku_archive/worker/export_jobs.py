@@ -12,7 +12,6 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -26,12 +25,11 @@ from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.jobs.planning import export_refusal
-from gomoku_archive.jobs.queue_view import RunningInfo
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import REDIS_ERRORS
 from gomoku_archive.queue.enqueue import enqueue_ranges
-from gomoku_archive.queue.worker_keys import clear_running, mark_running
+from gomoku_archive.worker import running_record
 from gomoku_archive.worker.context import (
     clock_of,
     pool_of,
@@ -39,7 +37,6 @@ from gomoku_archive.worker.context import (
     redis_of,
     settings_of,
     source_pool_of,
-    utc_now,
     worker_of,
 )
 from gomoku_archive.worker.mirror_backfill import queue_mirror
@@ -82,6 +79,12 @@ async def export_month(
                 "cancelled", "warning", reason="worker shutting down; the job runs again later"
             )
             raise
+        except running_record.RunReleased:
+            return job.finish(
+                "released",
+                "warning",
+                reason="released by the watchdog while it ran; the job's next run builds it",
+            )
         except ExportLocked as exc:
             return await _locked(ctx, target, force, job, exc)
         except ExportTimeout as exc:
@@ -175,39 +178,39 @@ def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
 async def _export_within_limit(
     ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, range_candidates: int | None
 ) -> month_export.ExportResult:
-    """Count the month's candidates, set the time limit from them, and run the export while
-    operators can see the job as running."""
+    """Run the export under its running record (written before its first database statement,
+    so operators and the watchdog see it alive from the start), within a time limit set from
+    the month's size once the export has counted it under the month's lock."""
     settings, pool = settings_of(ctx), pool_of(ctx)
-    candidates = await month_export.count_month(pool, table=settings.games_table, month=target)
-    limit = month_export.TimeLimit(export_timeout(candidates), candidates)
-    job.fields |= {"candidates": candidates, "timeout_s": limit.seconds}
+    limit = month_export.TimeLimit(export_timeout)
     job_id, attempt = job.fields["job_id"], job.fields["attempt"]
-    await _mark_running(ctx, job_id, attempt, candidates, limit.seconds)
     try:
-        return await month_export.export_month(
-            pool,
-            table=settings.games_table,
-            month=target,
-            force=force,
-            time_limit=limit,
-            ranges=RangeOptions(
-                source_pool=source_pool_of(ctx),
-                spreads=(
-                    _RangeJobs(ctx),
-                    LocalProcesses(
-                        dsn=settings.database_url,
-                        source_dsn=settings.source_url,
-                        table=settings.games_table,
-                        processes=settings.export_processes,
+        async with running_record.running(ctx, job_id, attempt, limit.seconds) as record:
+            return await month_export.export_month(
+                pool,
+                table=settings.games_table,
+                month=target,
+                force=force,
+                time_limit=limit,
+                on_planned=record.planned,
+                ranges=RangeOptions(
+                    source_pool=source_pool_of(ctx),
+                    spreads=(
+                        _RangeJobs(ctx),
+                        LocalProcesses(
+                            dsn=settings.database_url,
+                            source_dsn=settings.source_url,
+                            table=settings.games_table,
+                            processes=settings.export_processes,
+                        ),
                     ),
+                    range_candidates=range_candidates or RANGE_CANDIDATES,
+                    worker=worker_of(ctx),
+                    gate=range_gate_of(ctx),
                 ),
-                range_candidates=range_candidates or RANGE_CANDIDATES,
-                worker=worker_of(ctx),
-                gate=range_gate_of(ctx),
-            ),
-        )
-    finally:
-        await _clear_running(ctx, job_id)
+            )
+    finally:  # the job's log line says what the month was found to hold, whatever the end
+        job.fields |= {"candidates": limit.candidates, "timeout_s": limit.seconds}
 
 
 async def _locked(
@@ -239,25 +242,3 @@ def _retry_or_fail(job: _JobLog, exc: Exception) -> None:
         job.finish("retry", "warning", error=error, failure=kind, retry_in_s=delay)
         raise Retry(defer=delay) from exc
     job.finish("failed", "error", error=error, failure=kind)
-
-
-async def _mark_running(
-    ctx: dict[str, Any], job_id: str, attempt: int, candidates: int, limit: float
-) -> None:
-    now = utc_now()
-    info = RunningInfo(
-        job_id=job_id,
-        worker=worker_of(ctx),
-        started_at=now,
-        deadline=now + timedelta(seconds=limit),
-        candidates=candidates,
-        attempt=attempt,
-    )
-    await mark_running(redis_of(ctx), info)
-
-
-async def _clear_running(ctx: dict[str, Any], job_id: str) -> None:
-    try:
-        await clear_running(redis_of(ctx), job_id)
-    except REDIS_ERRORS as exc:  # it expires by itself; never hide the export's own outcome
-        log.warning("running_record_not_cleared", error=str(exc))

@@ -8,6 +8,7 @@ when Redis goes away or comes back; a worker that stops removes it."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import tempfile
@@ -101,6 +102,15 @@ class LoopHeartbeat:
             self.path.unlink()
 
 
+class JobTasks(dict[str, "asyncio.Task[Any]"]):
+    """arq's running tasks by job id. Two runs of one job in one process (a run released while
+    it still ran, and the job's next run) share an id: each removes the entry as it ends, and
+    arq's plain dict raised ``KeyError`` for the second, recording its success as a failure."""
+
+    def __delitem__(self, job_id: str) -> None:
+        self.pop(job_id, None)
+
+
 class ArchiveWorker(Worker):
     """arq's worker whose job loop outlives a Redis outage: a turn that cannot reach Redis is
     noted (logged once per outage) and the loop goes on asking; each turn, answered or not,
@@ -109,6 +119,7 @@ class ArchiveWorker(Worker):
     def __init__(self, *, heartbeat: LoopHeartbeat, **options: Any) -> None:
         super().__init__(**options)
         self.heartbeat = heartbeat
+        self.job_tasks = JobTasks()
 
     async def _poll_iteration(self) -> None:
         # arq's turn: pick queued jobs, reap finished ones, write its health record. A Redis

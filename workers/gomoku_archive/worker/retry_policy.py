@@ -13,7 +13,12 @@ from typing import Literal
 import asyncpg
 import redis.exceptions
 
-from gomoku_archive.errors import DatabaseUnavailable, RangeRetriesExhausted, RedisUnavailable
+from gomoku_archive.errors import (
+    DatabaseUnavailable,
+    RangeRetriesExhausted,
+    RedisUnavailable,
+    SourceKeptChanging,
+)
 
 MAX_TRIES = 8
 """Runs of one export job, the first included (arq's ``max_tries`` for ``export_month``)."""
@@ -35,6 +40,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.DeadlockDetectedError,
     DatabaseUnavailable,
     RangeRetriesExhausted,  # a range's tries all lost their connection: so may the next build's
+    SourceKeptChanging,  # the month's rows changed under every check: a quieter moment will do
     RedisUnavailable,
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,

@@ -58,12 +58,12 @@ SENDFILE_SLICE = 1024 * 1024
 
 def archive_representation(row: ArchiveRow) -> Representation:
     assert row.sha256 is not None
-    return Representation(strong_etag(row.sha256), row.bytes, row.published_at)
+    return Representation(strong_etag(row.sha256), row.bytes, row.last_modified)
 
 
 def checksum_representation(row: ArchiveRow, body: bytes) -> Representation:
     assert row.sha256 is not None
-    return Representation(strong_etag(f"{row.sha256}.sha256"), len(body), row.published_at)
+    return Representation(strong_etag(f"{row.sha256}.sha256"), len(body), row.last_modified)
 
 
 async def find_archive(request: web.Request, name: str) -> ArchiveRow:

@@ -11,7 +11,7 @@ from gomoku_archive.gomoku.game import BOARD_SIZE
 from gomoku_archive.profile.stats import LENGTH_BIN, NO_TIME_CONTROL
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
 
-DOCUMENT_REVISED = datetime(2026, 12, 4, tzinfo=UTC)
+DOCUMENT_REVISED = datetime(2026, 12, 5, tzinfo=UTC)
 """The document's Last-Modified (it is built from constants): change it with the document
 (tests/unit/web/test_openapi_document.py holds the two together by the document's hash)."""
 OPENAPI_CACHING = "public, max-age=3600"
@@ -58,6 +58,7 @@ _MONTH = {
         "uncompressedBytes": {"type": "integer", "minimum": 0},
         "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
         "publishedAt": {"type": "string", "format": "date-time"},
+        "firstPublishedAt": {"type": "string", "format": "date-time"},
         "candidateGames": {"type": "integer", "minimum": 0},
         "excludedGames": {"type": "integer", "minimum": 0},
         "exclusions": _counts(ALL_REASONS),
@@ -173,6 +174,7 @@ _PREVIOUS_FILE = {
         "checksumUrl": {"type": "string"},
         "torrentUrl": {"type": "string"},
         "publishedAt": {"type": "string", "format": "date-time"},
+        "firstPublishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
     },
 }

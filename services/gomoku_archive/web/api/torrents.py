@@ -70,7 +70,7 @@ async def torrent_file(request: web.Request) -> web.Response:
         comment=f"Gomoku Party database, {row.month} ({PROFILE}, CC0-1.0), sha256 {row.sha256}",
     )
     etag = strong_etag(hashlib.sha256(body).hexdigest()[:32])
-    rep = Representation(etag, len(body), row.published_at, ranges=False)
+    rep = Representation(etag, len(body), row.last_modified, ranges=False)
     caching: dict[str, str] = {hdrs.CACHE_CONTROL: TORRENT_CACHING}
     if (varies := vary(request)) != "":
         caching[hdrs.VARY] = varies

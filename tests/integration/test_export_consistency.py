@@ -1,0 +1,220 @@
+"""A ranged month is one state of the games table: a game that moves between ranges, a row
+deleted and a row inserted while a range is being read each give a file that ``verify`` passes,
+with no game twice and the counts of the table's final state (issue 26). The change commits
+after the range's snapshot was taken (``tests.integration.read_hook``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import uuid
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from gomoku_archive.db import source
+from gomoku_archive.db.pool import Pool, connect, create_pool
+from gomoku_archive.errors import SourceKeptChanging
+from gomoku_archive.export.coordinator import RangeOptions
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
+from gomoku_archive.verify.archive import ArchiveVerifier
+from gomoku_archive.verify.report import VerifyReport
+from gomoku_archive.worker.retry_policy import classify_failure
+from tests.benchmarks.data import seed_month as seed_bulk_month
+from tests.integration import read_hook
+from tests.integration.rows import game_row, utc
+from tests.integration.test_export import archive_bytes, insert
+
+OCT = Month(2026, 10)
+EARLY = [uuid.UUID(int=100 + i) for i in range(20)]
+LATE = [uuid.UUID(int=200 + i) for i in range(20)]
+K = 20
+"""Two ranges: the 20 games of 2 October, the 20 of 20 October."""
+
+
+async def seed(pool: Pool) -> None:
+    rows = [game_row(id=i, finished_at=utc(2026, 10, 2, 8, n)) for n, i in enumerate(EARLY)]
+    rows += [game_row(id=i, finished_at=utc(2026, 10, 20, 8, n)) for n, i in enumerate(LATE)]
+    await insert(pool, rows)
+
+
+def verify(data: bytes) -> VerifyReport:
+    verifier = ArchiveVerifier()
+    verifier.feed(data)
+    return verifier.finish()
+
+
+async def table_games(pool: Pool) -> int:
+    async with pool.acquire() as conn:
+        count: int = await conn.fetchval(
+            f"SELECT count(*) FROM games WHERE {source.IN_SCOPE} "
+            "AND finished_at >= '2026-10-01Z' AND finished_at < '2026-11-01Z'"
+        )
+    return count
+
+
+async def export_changed_while_read(
+    pool: Pool,
+    db_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+    read: datetime,
+    sql: str,
+    *,
+    after: bool = False,
+) -> tuple[Any, bytes]:
+    """Export October in two ranges while ``sql`` commits as the range starting at ``read``
+    (naive UTC) is read (``after``: once it was read); the published row and its bytes."""
+    read_hook.install(monkeypatch, db_dsn, read, sql, after=after)
+    result = await export_month(
+        pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=K)
+    )
+    assert result.outcome == "published" and result.archive is not None
+    return result.archive, await archive_bytes(pool, result.archive.id)
+
+
+def first_of_october() -> datetime:
+    return datetime(2026, 10, 1)
+
+
+@pytest.mark.parametrize(
+    ("moved", "to"),
+    [
+        # Into the range not read yet, while the first is read: read twice without the check.
+        (EARLY[3], "2026-10-20 09:00:00+00"),
+        # Into the range read already, before the second is read: lost without the check.
+        (LATE[3], "2026-10-02 09:00:00+00"),
+    ],
+    ids=["early-to-late", "late-to-early"],
+)
+async def test_a_game_moved_between_ranges_is_published_once(
+    pool: Pool,
+    db_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+    moved: uuid.UUID,
+    to: str,
+) -> None:
+    await seed(pool)
+    sql = (
+        f"UPDATE games SET finished_at = '{to}', started_at = '{to}'::timestamptz - interval "
+        f"'3 minutes' WHERE id = '{moved}'"
+    )
+    row, data = await export_changed_while_read(
+        pool, db_dsn, monkeypatch, first_of_october(), sql, after=moved in LATE
+    )
+    report = verify(data)
+    assert report.ok, report.problems
+    assert report.games == row.games == await table_games(pool) == 40
+    assert lines_with(data, moved) == 1
+
+
+def lines_with(data: bytes, game: uuid.UUID) -> int:
+    return sum(f"GN[{game}]" in line for line in gzip.decompress(data).decode().splitlines())
+
+
+async def test_a_row_deleted_while_its_range_is_read_is_not_published(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await seed(pool)
+    sql = f"DELETE FROM games WHERE id = '{EARLY[5]}'"
+    row, data = await export_changed_while_read(pool, db_dsn, monkeypatch, first_of_october(), sql)
+    report = verify(data)
+    assert report.ok, report.problems
+    assert report.games == row.games == row.candidate_games == await table_games(pool) == 39
+
+
+async def test_a_row_inserted_while_its_range_is_read_is_published(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await seed(pool)
+    new = uuid.UUID(int=999)
+    columns = ", ".join(source.INSERT_COLUMNS)
+    # A copy of an early game under a new id, in the early range.
+    sql = (
+        f"INSERT INTO games ({columns}) SELECT '{new}'::uuid, "
+        + ", ".join(c for c in source.INSERT_COLUMNS[1:])
+        + f" FROM games WHERE id = '{EARLY[0]}'"
+    )
+    row, data = await export_changed_while_read(pool, db_dsn, monkeypatch, first_of_october(), sql)
+    report = verify(data)
+    assert report.ok, report.problems
+    assert report.games == row.games == row.candidate_games == await table_games(pool) == 41
+
+
+async def test_a_table_that_keeps_changing_fails_the_build_as_transient(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every read of the early range changes one of its rows: after three checks the build
+    fails, nothing is published, and the failure names the reason."""
+    await seed(pool)
+    real = source.candidate_batches_between
+    changes = iter(range(1, 100))
+
+    async def changing(conn: Any, table: str, start: Any, end: Any, **options: Any) -> Any:
+        async for batch in real(conn, table, start, end, **options):
+            if start == first_of_october():  # after the range's snapshot: a new row version
+                async with pool.acquire() as other:
+                    await other.execute(
+                        "UPDATE games SET rated = true WHERE id = $1", EARLY[next(changes) % 20]
+                    )
+            yield batch
+
+    monkeypatch.setattr(source, "candidate_batches_between", changing)
+    with pytest.raises(SourceKeptChanging, match="kept changing"):
+        await export_month(pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=K))
+    async with pool.acquire() as conn:
+        states = await conn.fetch("SELECT state, error FROM archives WHERE month = '2026-10'")
+    assert [r["state"] for r in states] == ["failed"]
+    assert "SourceKeptChanging" in states[0]["error"]
+    assert classify_failure(SourceKeptChanging("x")) == "transient"
+
+
+async def temp_bytes(conn: Any) -> int:
+    await conn.execute("SELECT pg_stat_clear_snapshot()")
+    value: int = await conn.fetchval(
+        "SELECT temp_bytes FROM pg_stat_database WHERE datname = current_database()"
+    )
+    return value
+
+
+async def test_the_count_and_the_check_write_no_temp_file(db_dsn: str) -> None:
+    """With a work_mem that spills any sort of the month to disk, the plan's count and the
+    consistency check use a hash aggregate (no Sort), and a whole ranged export writes no
+    temp file: PostgreSQL's temp_bytes for the database stay the same, while a sort of the
+    same rows does raise them (the measure works)."""
+    await seed_bulk_month(db_dsn, OCT, 20_000)
+    admin = await connect(db_dsn)
+    try:
+        await admin.execute(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET work_mem = ''64kB''', "
+            "current_database()); END $$"
+        )
+        pool = await create_pool(db_dsn, max_size=4)
+        try:
+            bounds = source.month_bounds(OCT)
+            statements: list[tuple[str, tuple[Any, ...]]] = [
+                (source.count_month_query("games"), bounds),
+                (source.fingerprint_ranges_query("games"), (*bounds, [bounds[0]])),
+            ]
+            async with pool.acquire() as conn, source.counting(conn):
+                for sql, args in statements:
+                    plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {sql}", *args))
+                    assert "Sort" not in plan and "HashAggregate" in plan, plan
+            before = await temp_bytes(admin)
+            result = await export_month(
+                pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=5000)
+            )
+            assert result.outcome == "published"
+            await asyncio.sleep(2)  # every backend's statistics flushed (at most once a second)
+            assert await temp_bytes(admin) == before
+            async with pool.acquire() as conn:  # the control: a sort that spills
+                await conn.fetchval(
+                    "SELECT count(*) FROM (SELECT moves::text FROM games ORDER BY 1) s"
+                )
+            await asyncio.sleep(2)
+            assert await temp_bytes(admin) > before
+        finally:
+            await pool.close()
+    finally:
+        await admin.close()

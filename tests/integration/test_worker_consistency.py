@@ -1,0 +1,96 @@
+"""The consistency check against real worker processes (issue 26): two ``gomoku-archive
+worker`` processes build a month in two ranges while a game moves from the range being read
+into the other one (the change made inside the worker that reads it, by
+``tests.integration.read_hook``); the published file passes ``verify``, holds the game once,
+and its counts are the table's."""
+
+from __future__ import annotations
+
+import gzip
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from gomoku_archive.db import source
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.month import export_month
+from gomoku_archive.verify.archive import ArchiveVerifier
+from tests.integration.rows import game_row
+from tests.integration.test_export import archive_bytes, insert
+from tests.integration.test_worker_ranges import rebuild, started
+from tests.integration.worker_support import (
+    WorkerProcess,
+    cli_env,
+    last_closed_month,
+    wait_until,
+    workers,
+)
+
+pytestmark = pytest.mark.slow
+
+LAST = last_closed_month()
+K = 20
+MOVED = uuid.UUID(int=103)
+
+
+async def test_a_game_moved_while_real_workers_read_the_month_is_published_once(
+    pool: Pool, db_dsn: str, redis_url: str, tmp_path: Path
+) -> None:
+    early, late = LAST.start + timedelta(days=1), LAST.start + timedelta(days=19)
+    rows = [
+        game_row(id=uuid.UUID(int=100 + i), finished_at=early + timedelta(minutes=i))
+        for i in range(K)
+    ]
+    rows += [
+        game_row(id=uuid.UUID(int=200 + i), finished_at=late + timedelta(minutes=i))
+        for i in range(K)
+    ]
+    await insert(pool, rows)
+    # Published once before the workers start, so that their planner leaves the month alone.
+    assert (await export_month(pool, table="games", month=LAST)).outcome == "published"
+    to = (late + timedelta(hours=1)).isoformat()
+    env = cli_env(
+        database_url=db_dsn,
+        redis_url=redis_url,
+        first_month=LAST,
+        EXPORT_PROCESSES="1",
+        READ_HOOK_DSN=db_dsn,
+        READ_HOOK_FIRST_SECOND=source.month_bounds(LAST)[0].isoformat(),
+        READ_HOOK_SQL=(
+            f"UPDATE games SET finished_at = '{to}', started_at = '{to}'::timestamptz - "
+            f"interval '3 minutes' WHERE id = '{MOVED}'"
+        ),
+    )
+    processes = tuple(
+        WorkerProcess(env, tmp_path / f"{n}.log", module="tests.integration.read_hook")
+        for n in range(2)
+    )
+    with workers(*processes):
+
+        async def up() -> bool:
+            return started(processes)
+
+        await wait_until(up, seconds=60, what="the workers")
+        job_id = await rebuild(redis_url, K, "moved")
+
+        async def done() -> list[dict[str, object]]:
+            return [e for p in processes for e in p.events("export_job") if e["job_id"] == job_id]
+
+        (outcome,) = await wait_until(done, seconds=120, what="the rebuild")
+        changed = [e for p in processes for e in p.events("export_source_changed")]
+    assert outcome["outcome"] == "published", [p.output()[-3000:] for p in processes]
+    assert changed and changed[0]["ranges"] == [0]  # the range read before the move
+    async with pool.acquire() as conn:
+        archive_id = await conn.fetchval(
+            "SELECT id FROM archives WHERE month = $1 AND state = 'published'", str(LAST)
+        )
+    data = await archive_bytes(pool, archive_id)
+    verifier = ArchiveVerifier()
+    verifier.feed(data)
+    report = verifier.finish()
+    assert report.ok, report.problems
+    assert report.games == outcome["games"] == 2 * K
+    lines = gzip.decompress(data).decode().splitlines()
+    assert sum(f"GN[{MOVED}]" in line for line in lines) == 1
