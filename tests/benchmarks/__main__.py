@@ -21,7 +21,7 @@ from .machine import describe, load_average
 from .report import merge_json, render_markdown, table
 from .support import PG_ADMIN_DSN
 
-SECTIONS = ("http", "export", "verify", "ranges")
+SECTIONS = ("http", "export", "verify", "ranges", "assembly", "projection")
 HERE = Path(__file__).resolve().parent
 
 
@@ -46,12 +46,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_section(name: str, size: Size) -> tuple[list[Figure], dict[str, Any]]:
-    section = cast(Section, importlib.import_module(f"{__package__}.{name}"))
+def run_section(
+    name: str, size: Size, results: dict[str, Any]
+) -> tuple[list[Figure], dict[str, Any]]:
+    """One section; one that reads the others' figures (``READS_RESULTS``, the projection) is
+    given this run's entries so far."""
+    module = importlib.import_module(f"{__package__}.{name}")
     machine = describe(PG_ADMIN_DSN)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as workdir:
-        figures = section.run(size, Path(workdir))
+        if getattr(module, "READS_RESULTS", False):
+            figures: list[Figure] = module.run(size, Path(workdir), results)
+        else:
+            figures = cast(Section, module).run(size, Path(workdir))
     entry = {
         "size": size.value,
         "seconds": time.monotonic() - started,
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.sections:
         print(f"== {name} ({size.value}), load average {load_average()}", flush=True)
         try:
-            found, entries[name] = run_section(name, size)
+            found, entries[name] = run_section(name, size, entries)
         except Exception:
             traceback.print_exc()
             failed.append(name)

@@ -52,5 +52,10 @@ def test_the_smoke_run_writes_every_figure(tmp_path: Path) -> None:
             assert figure["name"] in run.stdout  # the table
             assert figure["name"] in markdown
     assert {f["name"] for f in sections["http"]["figures"]} == HTTP_FIGURES
+    assembly = {f["name"]: f for f in sections["assembly"]["figures"]}
+    (same_bytes,) = [f for name, f in assembly.items() if name.endswith("new and before")]
+    assert same_bytes["value"] == 1  # the assembly's bytes are the assembly before's
+    projected = {f["name"] for f in sections["projection"]["figures"]}
+    assert {f"{g}M games on {w} workers" for g in (10, 100) for w in (4, 8, 16, 32)} <= projected
     if recorded is not None:
         assert results.read_bytes() == recorded

@@ -223,7 +223,7 @@ async def test_ranges_done_in_random_order_give_the_same_bytes(
         assert outcome.outcome == "done"
     async with pool.acquire() as conn:
         rows = await range_store.ranges_of(conn, archive_id)
-        again, rebuilt = await assemble(conn, archive_id, AUG, rows)
+        again, rebuilt = await assemble(pool, conn, archive_id, AUG, rows)
     assert again == counts
     assert rebuilt == built
 

@@ -91,6 +91,14 @@ async def announce_worker(
     await client.set(WORKER_KEY_PREFIX + worker, json.dumps(document), px=int(ttl * 1000))
 
 
+async def live_workers(client: ArqRedis) -> set[str]:
+    """The workers whose heartbeat has not expired (``announce_worker``'s names)."""
+    return {
+        key.decode()[len(WORKER_KEY_PREFIX) :]
+        async for key in client.scan_iter(match=WORKER_KEY_PREFIX + "*", count=500)
+    }
+
+
 async def retire_worker(client: ArqRedis, worker: str) -> None:
     await client.delete(WORKER_KEY_PREFIX + worker)
 

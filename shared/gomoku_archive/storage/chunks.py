@@ -179,3 +179,36 @@ async def check_stored_bytes(conn: Connection, archive_id: int, *, sha256: str, 
             f"archive {archive_id}: stored {total} bytes with sha256 {digest.hexdigest()}, "
             f"expected {size} bytes with sha256 {sha256}"
         )
+
+
+async def digest_stored_bytes(
+    conn: Connection, archive_id: int, *, size: int, head: bytes, tail: bytes
+) -> str:
+    """Stream every stored chunk in order and return the file's SHA-256: the one serial pass
+    over an archive written by several connections at once. Checks the layout on the way (no
+    chunk missing, all full but the last, ``size`` bytes in all) and that the file starts with
+    ``head`` and ends with ``tail`` (the header and trailer no part's check covers); raises
+    IntegrityError otherwise."""
+    digest = hashlib.sha256()
+    total = 0
+    expected_seq = 0
+    last = b""
+    ending = b""
+    async with contextlib.aclosing(archive_store.stored_chunks(conn, archive_id)) as chunks:
+        async for seq, data in chunks:
+            if seq != expected_seq:
+                raise IntegrityError(f"archive {archive_id}: chunk {expected_seq} is missing")
+            if expected_seq == 0 and data[: len(head)] != head:
+                raise IntegrityError(f"archive {archive_id}: the file does not start as written")
+            if len(last) not in (0, CHUNK_SIZE):
+                raise IntegrityError(f"archive {archive_id}: a short chunk before the last one")
+            digest.update(data)
+            total += len(data)
+            expected_seq += 1
+            last = data
+            ending = (ending + data[-len(tail) :])[-len(tail) :] if tail else b""
+    if total != size:
+        raise IntegrityError(f"archive {archive_id}: stored {total} bytes, expected {size}")
+    if ending != tail:
+        raise IntegrityError(f"archive {archive_id}: the file does not end as written")
+    return digest.hexdigest()

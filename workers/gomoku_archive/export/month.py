@@ -285,7 +285,7 @@ async def _build(
             for spread in options.spreads:
                 await spreads.enter_async_context(spread.running(month, archive_id, len(plan)))
         ranges = await coordinator.run()
-    return await assemble(lock_conn, archive_id, month, ranges)
+    return await assemble(pool, lock_conn, archive_id, month, ranges)
 
 
 async def _plan(

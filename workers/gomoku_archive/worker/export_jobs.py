@@ -29,6 +29,7 @@ from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import REDIS_ERRORS
 from gomoku_archive.queue.enqueue import enqueue_ranges
+from gomoku_archive.queue.worker_keys import live_workers
 from gomoku_archive.worker import running_record
 from gomoku_archive.worker.context import (
     clock_of,
@@ -108,18 +109,35 @@ async def export_month(
 
 @dataclass(frozen=True, slots=True)
 class _RangeJobs:
-    """A build's ranges as arq jobs, for every worker of the pool to take."""
+    """A build's ranges as arq jobs, for the other workers of the pool to take: queued only when
+    another worker is alive (its heartbeat in Redis), since this worker's own job slots could
+    only skip them (it exports one range at a time, and its coordinator takes every range
+    nobody took), and a queue of such jobs would keep its free slot busy skipping them one poll
+    at a time while a mirror job or another month waits behind."""
 
     ctx: dict[str, Any]
 
     @contextlib.asynccontextmanager
     async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
+        redis = redis_of(self.ctx)
         try:
-            queued = await enqueue_ranges(redis_of(self.ctx), month, archive_id, ranges)
+            others = await live_workers(redis) - {worker_of(self.ctx)}
+            if not others:
+                log.info(
+                    "export_ranges_not_enqueued",
+                    archive_id=archive_id,
+                    reason="no other worker is alive; this one's coordinator exports them",
+                )
+            else:
+                queued = await enqueue_ranges(redis, month, archive_id, ranges)
+                log.info(
+                    "export_ranges_enqueued",
+                    archive_id=archive_id,
+                    ranges=queued,
+                    other_workers=len(others),
+                )
         except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
             log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
-        else:
-            log.info("export_ranges_enqueued", archive_id=archive_id, ranges=queued)
         # Jobs still queued when the build ends find nothing to claim and end as "skipped".
         yield
 
@@ -129,13 +147,19 @@ async def export_range(
 ) -> dict[str, Any]:
     """Export range ``seq`` of the build ``archive_id`` of ``month`` when it is still to do
     (queued, failed with tries left, or held by a worker whose heartbeat stopped); ``skipped``
-    otherwise. A failure is recorded on the range, where the build's coordinator sees it and
-    tries again (here or elsewhere); the job itself never retries."""
+    at once otherwise, and also while this process exports a range already (its range gate is
+    held: by its own coordinator, or by its other range job): a job slot never waits, and the
+    build's coordinator claims every range nobody took. A failure is recorded on the range, where
+    the build's coordinator sees it and tries again (here or elsewhere); the job itself never
+    retries."""
     job_id = str(ctx.get("job_id", ""))
     started = time.monotonic()
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        gate = range_gate_of(ctx)
+        if gate.locked():
+            return _range_skipped(month, archive_id, seq, started, _BUSY)
         pool = pool_of(ctx)
-        async with range_gate_of(ctx):
+        async with gate:  # free (checked just above, with no await since): taken at once
             async with pool.acquire() as conn:
                 claim = await range_store.claim_range(
                     conn,
@@ -149,16 +173,26 @@ async def export_range(
                 table = settings_of(ctx).games_table
                 outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
                 return outcome.summary()
-        summary: dict[str, Any] = {
-            "month": month,
-            "archive_id": archive_id,
-            "range": seq,
-            "outcome": "skipped",
-            "reason": "done, taken by another worker, or its build ended",
-            "seconds": round(time.monotonic() - started, 3),
-        }
-        log.info("export_range", **summary)
-        return summary
+        return _range_skipped(month, archive_id, seq, started, _NOT_CLAIMABLE)
+
+
+_BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
+_NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
+
+
+def _range_skipped(
+    month: str, archive_id: int, seq: int, started: float, reason: str
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "month": month,
+        "archive_id": archive_id,
+        "range": seq,
+        "outcome": "skipped",
+        "reason": reason,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    log.info("export_range", **summary)
+    return summary
 
 
 def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:

@@ -1,0 +1,128 @@
+"""The SQL of the assembly that scales out: a range's part (``archive_parts``, pieces of
+``piece_size`` bytes) copied into the archive's chunks (``archive_chunks``) inside PostgreSQL, so
+that its bytes never cross a client; the slices the chunks across a part's edge are put together
+from; and the read-back check of a part's span of the file against its pieces.
+
+Positions inside a part are given in pieces and bytes (``piece``, ``split``) by the caller, so
+no statement multiplies past PostgreSQL's ``integer``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gomoku_archive.db.pool import Connection
+
+_PART = "archive_id = $1 AND range_seq = $2 AND attempt = $3"
+
+
+@dataclass(frozen=True, slots=True)
+class PartPieces:
+    """What a part's pieces hold: their number, their bytes, the highest ``seq``, and how many
+    are not ``piece_size`` long."""
+
+    pieces: int
+    bytes: int
+    last_seq: int
+    short: int
+
+
+async def part_pieces_summary(
+    conn: Connection, archive_id: int, range_seq: int, attempt: int, piece_size: int
+) -> PartPieces:
+    row = await conn.fetchrow(
+        "SELECT count(*) AS pieces, coalesce(sum(length(data)), 0)::bigint AS bytes, "
+        "coalesce(max(seq), -1) AS last_seq, "
+        f"count(*) FILTER (WHERE length(data) <> $4) AS short FROM archive_parts WHERE {_PART}",
+        archive_id,
+        range_seq,
+        attempt,
+        piece_size,
+    )
+    assert row is not None
+    return PartPieces(**dict(row))
+
+
+async def copy_part_chunks(
+    conn: Connection,
+    archive_id: int,
+    range_seq: int,
+    attempt: int,
+    *,
+    first_chunk: int,
+    count: int,
+    first_piece: int,
+    split: int,
+) -> int:
+    """Write chunks ``first_chunk ..`` (``count`` of them) of the archive from the part: chunk
+    ``first_chunk + i`` is piece ``first_piece + i`` from byte ``split`` (0-based) on, then the
+    first ``split`` bytes of the next piece. Returns the number of chunks written."""
+    status = await conn.execute(
+        "INSERT INTO archive_chunks (archive_id, seq, data) "
+        "SELECT a.archive_id, $4 + (a.seq - $5), CASE WHEN $6 = 0 THEN a.data "
+        "ELSE substring(a.data FROM $6 + 1) || substring(b.data FOR $6) END "
+        "FROM archive_parts a LEFT JOIN archive_parts b ON b.archive_id = a.archive_id "
+        "AND b.range_seq = a.range_seq AND b.attempt = a.attempt AND b.seq = a.seq + 1 "
+        "WHERE a.archive_id = $1 AND a.range_seq = $2 AND a.attempt = $3 "
+        "AND a.seq >= $5 AND a.seq < $5 + $7",
+        archive_id,
+        range_seq,
+        attempt,
+        first_chunk,
+        first_piece,
+        split,
+        count,
+    )
+    return int(status.rsplit(" ", 1)[1])
+
+
+async def part_slices(
+    conn: Connection, archive_id: int, slices: Sequence[tuple[int, int, int, int, int]]
+) -> list[bytes | None]:
+    """The bytes of each ``(range_seq, attempt, piece, start, length)`` (``start`` 0-based), in
+    the order asked; None for a piece that is not there. Only those bytes leave the server."""
+    rows = await conn.fetch(
+        "SELECT s.ord, substring(p.data FROM s.start + 1 FOR s.len) AS data "
+        "FROM unnest($2::int[], $3::int[], $4::int[], $5::int[], $6::int[]) "
+        "WITH ORDINALITY AS s(range_seq, attempt, seq, start, len, ord) "
+        "LEFT JOIN archive_parts p ON p.archive_id = $1 AND p.range_seq = s.range_seq "
+        "AND p.attempt = s.attempt AND p.seq = s.seq ORDER BY s.ord",
+        archive_id,
+        [s[0] for s in slices],
+        [s[1] for s in slices],
+        [s[2] for s in slices],
+        [s[3] for s in slices],
+        [s[4] for s in slices],
+    )
+    return [r["data"] for r in rows]
+
+
+async def part_span_mismatches(
+    conn: Connection,
+    archive_id: int,
+    range_seq: int,
+    attempt: int,
+    *,
+    first_chunk: int,
+    split: int,
+    chunk_size: int,
+) -> int:
+    """Read the part's span of the file back from the stored chunks and count the pieces it
+    differs from: piece ``k`` starts in chunk ``first_chunk + k`` at byte ``split`` (0-based)
+    and runs on into the next chunk when it does not fit. A missing chunk is a difference."""
+    value = await conn.fetchval(
+        "SELECT count(*) FROM archive_parts p "
+        "LEFT JOIN archive_chunks x ON x.archive_id = p.archive_id AND x.seq = $4 + p.seq "
+        "LEFT JOIN archive_chunks y ON y.archive_id = p.archive_id AND y.seq = $4 + p.seq + 1 "
+        "WHERE p.archive_id = $1 AND p.range_seq = $2 AND p.attempt = $3 "
+        "AND p.data IS DISTINCT FROM (substring(x.data FROM $5 + 1 FOR length(p.data)) "
+        "|| CASE WHEN length(p.data) > $6 - $5 "
+        "THEN substring(y.data FOR length(p.data) - ($6 - $5)) ELSE ''::bytea END)",
+        archive_id,
+        range_seq,
+        attempt,
+        first_chunk,
+        split,
+        chunk_size,
+    )
+    return int(value)

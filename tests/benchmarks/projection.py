@@ -1,0 +1,193 @@
+"""The projection (issue 29): how long a 10M- and a 100M-game month would take on 4, 8, 16 and
+32 worker processes, computed from what the other sections measured (this run's figures where
+it ran them, the recorded ``results.json`` otherwise; the ranges' per-range overhead and the
+plan's count rate from ``ranges-details.json``), with the serial parts named. The goal: 100M
+games in at most 10 minutes on 16 workers.
+
+The formulas (G games, W workers, K candidates a range):
+
+- candidates ``C = G * c``, ``c`` the candidates per game of the export section's month;
+- ranges ``R = ceil(C / K)``; one range on one worker ``d = K * t + o``: ``t`` the export's
+  client CPU per game in one process (a range is CPU-bound on its worker's core), ``o`` the
+  per-range overhead, from the K table (the same month with ranges of 25,000 against one range:
+  the extra seconds over the extra ranges);
+- the ranges' phase ``ceil(R / W) * d`` (ranges of equal length in waves; the coordinator is one
+  of the W);
+- serial, before it: the plan's count, ``C`` at the rate the ranges section's plan counted;
+  the fingerprint check of issue 26 (not on this branch: 0 here, named so that it is not
+  forgotten);
+- serial, after it: the assembly's copies and per-part read-back inside PostgreSQL (its
+  connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
+  the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
+  transaction: ``PUBLISH_SECONDS``);
+- total = plan + fingerprint + ranges + assembly + SHA-256 + publish.
+
+PostgreSQL's own CPU during the ranges' phase is ``W * b / t`` cores (``b`` the backend CPU per
+game): the projection assumes the database has them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .figures import Figure, Size, bounded
+
+SECTION = "projection"
+HERE = Path(__file__).resolve().parent
+READS_RESULTS = True
+"""The runner passes this run's results so far (``run(size, workdir, results)``)."""
+GAMES = (10_000_000, 100_000_000)
+WORKERS = (4, 8, 16, 32)
+K = 50_000
+BYTES_PER_GAME = 115
+PUBLISH_SECONDS = 1.0
+"""One transaction (the row's state, its counts, NOTIFY): well under a second in every run."""
+GOAL_MINUTES = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    cpu_us: float
+    backend_us: float
+    candidates_per_game: float
+    range_overhead_s: float
+    plan_candidates_per_s: float
+    assembly_pg_s_per_byte: float
+    sha_bytes_per_s: float
+    sources: str
+
+
+@dataclass(frozen=True, slots=True)
+class Projected:
+    games: int
+    workers: int
+    ranges: int
+    plan: float
+    fingerprint: float
+    range_phase: float
+    assembly: float
+    sha: float
+    publish: float
+
+    @property
+    def total(self) -> float:
+        return (
+            self.plan
+            + self.fingerprint
+            + self.range_phase
+            + self.assembly
+            + self.sha
+            + self.publish
+        )
+
+
+def project(inputs: Inputs, games: int, workers: int) -> Projected:
+    candidates = games * inputs.candidates_per_game
+    ranges = math.ceil(candidates / K)
+    one_range = K * inputs.cpu_us / 1e6 + inputs.range_overhead_s
+    size = games * BYTES_PER_GAME
+    return Projected(
+        games=games,
+        workers=workers,
+        ranges=ranges,
+        plan=candidates / inputs.plan_candidates_per_s,
+        fingerprint=0.0,
+        range_phase=math.ceil(ranges / workers) * one_range,
+        assembly=size * inputs.assembly_pg_s_per_byte,
+        sha=size / inputs.sha_bytes_per_s,
+        publish=PUBLISH_SECONDS,
+    )
+
+
+def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
+    inputs = gather(results)
+    figures = []
+    for games in GAMES:
+        for workers in WORKERS:
+            p = project(inputs, games, workers)
+            figures.append(
+                bounded(
+                    SECTION,
+                    f"{games // 1_000_000}M games on {workers} workers",
+                    "min",
+                    p.total / 60,
+                    at_most=GOAL_MINUTES,
+                )
+            )
+    big = project(inputs, GAMES[-1], 16)
+    for name, seconds in (
+        ("plan's count (serial)", big.plan),
+        ("fingerprint check (serial, issue 26: not measured here)", big.fingerprint),
+        (f"ranges on 16 workers ({big.ranges:,} ranges)", big.range_phase),
+        ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
+        ("assembly's SHA-256 pass (serial)", big.sha),
+        ("publish (serial)", big.publish),
+    ):
+        figures.append(
+            bounded(SECTION, f"100M on 16 workers: {name}", "min", seconds / 60, at_most=10.0)
+        )
+    backend_cores = 16 * inputs.backend_us / inputs.cpu_us
+    note = f"{inputs.sources}; PostgreSQL's CPU at 16 workers: about {backend_cores:.1f} cores"
+    figures[len(GAMES) * len(WORKERS) - 1] = dataclasses.replace(
+        figures[len(GAMES) * len(WORKERS) - 1], note=note
+    )
+    return figures
+
+
+def gather(results: dict[str, Any]) -> Inputs:
+    """The projection's inputs: this run's sections first, the recorded ones otherwise."""
+    recorded = json.loads((HERE / "results.json").read_text())["sections"]
+    sources = []
+
+    def figures_of(section: str) -> dict[str, dict[str, Any]]:
+        entry, where = results.get(section), "this run"
+        if (entry is None or entry["size"] != "full") and section in recorded:
+            entry, where = recorded[section], f"recorded {recorded[section]['machine']['date']}"
+        if entry is None:
+            raise RuntimeError(f"the projection needs the {section} section's figures")
+        sources.append(f"{section}: {where}")
+        return {f["name"]: f for f in entry["figures"]}
+
+    export = figures_of("export")
+    cpu = export["export client CPU per game, one process"]["value"]
+    backend = export["export PostgreSQL backend CPU per game, one process"]["value"]
+    per_game = 1.0
+    for name in export:
+        if found := re.search(r"([\d,]+)-game month \(([\d,]+) candidates\)", name):
+            per_game = int(found[2].replace(",", "")) / int(found[1].replace(",", ""))
+    details = json.loads((HERE / "ranges-details.json").read_text())
+    sources.append(f"ranges-details.json of {details['at']}")
+    choices = {c["k"]: c for c in details["k_choices"]}
+    small, single = choices[25_000], min(details["k_choices"], key=lambda c: c["ranges"])
+    overhead = max(
+        0.0, (small["seconds"] - single["seconds"]) / (small["ranges"] - single["ranges"])
+    )
+    plan_rate = details["candidates"] / details["plan_seconds"]
+    assembly = figures_of("assembly")
+    whole = [f for n, f in assembly.items() if n.startswith("assembly of ") and "against" not in n]
+    largest = max(whole, key=lambda f: _gb(f["name"]))
+    sha = assembly[f"assembly SHA-256 pass (serial) at {largest['name'].split(' of ')[1]}"]
+    size = _gb(largest["name"]) * 1e9
+    seconds_all = size / (largest["value"] * 1e6)
+    seconds_sha = size / (sha["value"] * 1e6)
+    return Inputs(
+        cpu_us=cpu,
+        backend_us=backend,
+        candidates_per_game=per_game,
+        range_overhead_s=overhead,
+        plan_candidates_per_s=plan_rate,
+        assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
+        sha_bytes_per_s=sha["value"] * 1e6,
+        sources="; ".join(sources),
+    )
+
+
+def _gb(name: str) -> float:
+    found = re.search(r"([\d.]+) (GB|MB)", name)
+    assert found is not None, name
+    return float(found[1]) / (1 if found[2] == "GB" else 1000)
