@@ -109,8 +109,8 @@ async def test_a_worker_killed_in_the_middle_of_a_range_loses_it_to_another(
     """The month's coordinator lives; the other worker is SIGKILLed inside a range job. Its
     heartbeat stops, the coordinator takes the range over once it is stale, and the file is the
     command's."""
-    candidates = await seed_month(db_dsn, LAST, DEMO_GAMES, copies=60)
-    k = candidates // 4  # ranges of a second or more, so that the kill lands inside one
+    candidates = await seed_month(db_dsn, LAST, DEMO_GAMES, copies=200)
+    k = candidates // 4  # ranges of 50,000: seconds each, so that the kill lands inside one
     expected = await command_sha256(pool, db_dsn, k)
     env = cli_env(database_url=db_dsn, redis_url=redis_url, first_month=LAST, EXPORT_PROCESSES="1")
     a = WorkerProcess(env, tmp_path / "a.log")

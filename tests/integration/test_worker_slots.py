@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from arq import Retry
 
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.export.month import export_month
@@ -21,7 +22,7 @@ from gomoku_archive.queue.connection import connect
 from gomoku_archive.queue.enqueue import enqueue_mirror
 from gomoku_archive.settings import Settings
 from gomoku_archive.worker.context import range_gate_of
-from gomoku_archive.worker.export_jobs import export_range
+from gomoku_archive.worker.export_jobs import BUSY_REQUEUE_SECONDS, BUSY_REQUEUES, export_range
 from tests.integration.s3_support import CREDENTIALS, moto_server, new_bucket
 from tests.integration.test_worker_ranges import rebuild, started
 from tests.integration.worker_support import (
@@ -126,9 +127,15 @@ async def test_a_range_job_never_waits_for_its_worker_s_range_gate(
     ctx = await job_context(settings, pool, now=datetime.now(UTC), job_id="range-job")
     try:
         async with range_gate_of(ctx):  # the coordinator of this process exports a range
+            # Back to the queue at once, for another worker to take...
+            with pytest.raises(Retry) as requeued:
+                await asyncio.wait_for(export_range(ctx, str(LAST), 1, 0), timeout=5)
+            # ...and, after as many turns as that allows, skipped at once.
+            ctx["job_try"] = BUSY_REQUEUES + 1
             summary = await asyncio.wait_for(export_range(ctx, str(LAST), 1, 0), timeout=5)
     finally:
         await close_context(ctx)
+    assert requeued.value.defer_score == BUSY_REQUEUE_SECONDS * 1000
     assert summary["outcome"] == "skipped"
     assert "exports a range already" in summary["reason"]
 

@@ -147,16 +147,21 @@ async def export_range(
 ) -> dict[str, Any]:
     """Export range ``seq`` of the build ``archive_id`` of ``month`` when it is still to do
     (queued, failed with tries left, or held by a worker whose heartbeat stopped); ``skipped``
-    at once otherwise, and also while this process exports a range already (its range gate is
-    held: by its own coordinator, or by its other range job): a job slot never waits, and the
-    build's coordinator claims every range nobody took. A failure is recorded on the range, where
-    the build's coordinator sees it and tries again (here or elsewhere); the job itself never
-    retries."""
+    at once otherwise. While this process exports a range already (its range gate is held: by
+    its own coordinator, or by its other range job) the job goes back to the queue at once
+    (``Retry``, ``BUSY_REQUEUE_SECONDS`` later) for another worker, at most ``BUSY_REQUEUES``
+    times, then skips: a job slot never waits, and a busy worker's free slot never swallows the
+    jobs other workers could run (the build's coordinator claims every range nobody took). A
+    failure is recorded on the range, where the build's coordinator sees it and tries again
+    (here or elsewhere); the job itself never retries."""
     job_id = str(ctx.get("job_id", ""))
     started = time.monotonic()
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
         gate = range_gate_of(ctx)
         if gate.locked():
+            if int(ctx.get("job_try", 1)) <= BUSY_REQUEUES:
+                log.info("export_range_requeued", archive_id=archive_id, range=seq, reason=_BUSY)
+                raise Retry(defer=BUSY_REQUEUE_SECONDS)
             return _range_skipped(month, archive_id, seq, started, _BUSY)
         pool = pool_of(ctx)
         async with gate:  # free (checked just above, with no await since): taken at once
@@ -176,6 +181,10 @@ async def export_range(
         return _range_skipped(month, archive_id, seq, started, _NOT_CLAIMABLE)
 
 
+BUSY_REQUEUES = 30
+"""How often a range job goes back to the queue from busy workers before it skips."""
+BUSY_REQUEUE_SECONDS = 1.0
+"""When it is due again: after the next poll of every other worker (arq polls twice a second)."""
 _BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
 _NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
 

@@ -44,7 +44,7 @@ from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
 from gomoku_archive.worker.context import Clock, utc_now
-from gomoku_archive.worker.export_jobs import export_month, export_range
+from gomoku_archive.worker.export_jobs import BUSY_REQUEUES, export_month, export_range
 from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
@@ -204,7 +204,7 @@ def worker_options(
                 export_range,
                 name=RANGE_FUNCTION,
                 timeout=RANGE_TIMEOUT_SECONDS,
-                max_tries=1,
+                max_tries=BUSY_REQUEUES + 1,  # requeued from busy workers, never retried
                 keep_result=RESULT_KEEP_SECONDS,
             ),
             # Registered with or without S3: a job queued by a process that has a bucket must
