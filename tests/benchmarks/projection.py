@@ -14,8 +14,8 @@ The formulas (G games, W workers, K candidates a range):
 - the ranges' phase ``ceil(R / W) * d`` (ranges of equal length in waves; the coordinator is one
   of the W);
 - serial, before it: the plan's count, ``C`` at the rate the ranges section's plan counted;
-  the fingerprint check of issue 26 (not on this branch: 0 here, named so that it is not
-  forgotten);
+  after the ranges, the consistency check of issue 26 (one statement fingerprinting the
+  month's ranges: ``C * CHECK_SECONDS_PER_CANDIDATE``, measured in issue 26's paired runs);
 - serial, after it: the assembly's copies and per-part read-back inside PostgreSQL (its
   connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
   the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
@@ -47,6 +47,9 @@ K = 50_000
 BYTES_PER_GAME = 115
 PUBLISH_SECONDS = 1.0
 """One transaction (the row's state, its counts, NOTIFY): well under a second in every run."""
+CHECK_SECONDS_PER_CANDIDATE = 1.66e-6
+"""The consistency check's one statement: 1.37-1.66 s per million candidates in issue 26's
+farm-bench pairs on the 1M-candidate month (the slower end taken)."""
 GOAL_MINUTES = 10.0
 
 
@@ -96,7 +99,7 @@ def project(inputs: Inputs, games: int, workers: int) -> Projected:
         workers=workers,
         ranges=ranges,
         plan=candidates / inputs.plan_candidates_per_s,
-        fingerprint=0.0,
+        fingerprint=candidates * CHECK_SECONDS_PER_CANDIDATE,
         range_phase=math.ceil(ranges / workers) * one_range,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
@@ -122,7 +125,7 @@ def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
     big = project(inputs, GAMES[-1], 16)
     for name, seconds in (
         ("plan's count (serial)", big.plan),
-        ("fingerprint check (serial, issue 26: not measured here)", big.fingerprint),
+        ("consistency check (serial, issue 26)", big.fingerprint),
         (f"ranges on 16 workers ({big.ranges:,} ranges)", big.range_phase),
         ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
         ("assembly's SHA-256 pass (serial)", big.sha),
