@@ -70,8 +70,10 @@ def started(processes: tuple[WorkerProcess, ...]) -> bool:
 async def test_one_two_and_three_workers_give_the_command_s_bytes(
     pool: Pool, db_dsn: str, redis_url: str, tmp_path: Path
 ) -> None:
-    await seed_month(db_dsn, LAST, DEMO_GAMES, copies=30)
-    k = 3000
+    # Ranges of 20,000 games last longer than the workers' 0.5 s poll, so that the other
+    # workers find ranges still to claim (ranges of 3,000 were done before they looked).
+    await seed_month(db_dsn, LAST, DEMO_GAMES, copies=100)
+    k = 20_000
     expected = await command_sha256(pool, db_dsn, k)
     env = cli_env(database_url=db_dsn, redis_url=redis_url, first_month=LAST, EXPORT_PROCESSES="1")
     for count in (1, 2, 3):
