@@ -111,9 +111,9 @@ async def export_month(
 class _RangeJobs:
     """A build's ranges as arq jobs, for the other workers of the pool to take: queued only when
     another worker is alive (its heartbeat in Redis), since this worker's own job slots could
-    only skip them (it exports one range at a time, and its coordinator takes every range
-    nobody took), and a queue of such jobs would keep its free slot busy skipping them one poll
-    at a time while a mirror job or another month waits behind."""
+    only hand them back (it exports one range at a time, and its coordinator takes every range
+    nobody took), and a queue of such jobs would keep its free slot busy handing them back one
+    poll at a time while a mirror job or another month waits behind."""
 
     ctx: dict[str, Any]
 
