@@ -101,13 +101,15 @@ async def database(settings: Settings, **kwargs: Any) -> AsyncIterator[Pool]:
 
 
 @asynccontextmanager
-async def source_database(settings: Settings, archive_pool: Pool) -> AsyncIterator[Pool]:
+async def source_database(
+    settings: Settings, archive_pool: Pool, *, max_size: int = 2
+) -> AsyncIterator[Pool]:
     """The pool the export reads the games through: ``SOURCE_DATABASE_URL``'s, or the archive's
     own when that is where the games are."""
     if settings.source_url == settings.database_url:
         yield archive_pool
         return
-    pool = await create_pool(settings.source_url, max_size=2)
+    pool = await create_pool(settings.source_url, max_size=max_size)
     try:
         yield pool
     finally:

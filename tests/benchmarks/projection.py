@@ -13,9 +13,14 @@ The formulas (G games, W workers, K candidates a range):
   the extra seconds over the extra ranges);
 - the ranges' phase ``ceil(R / W) * d`` (ranges of equal length in waves; the coordinator is one
   of the W);
-- serial, before it: the plan's count, ``C`` at the rate the ranges section's plan counted;
-  after the ranges, the consistency check of issue 26 (one statement fingerprinting the
-  month's ranges: ``C * CHECK_SECONDS_PER_CANDIDATE``, measured in issue 26's paired runs);
+- serial, before it: the plan's count, ``C`` at the rate the ranges section measured for it on
+  one connection, read on ``P = READ_CONNECTIONS`` connections at once (``export.month_reads``:
+  slices in one snapshot), so divided by ``P``; after the ranges, the consistency check of
+  issue 26 (every range fingerprinted again in one snapshot), likewise measured on one
+  connection and divided by ``P``. Dividing by ``P`` assumes the database gives each of those
+  connections a core, as the ranges' phase assumes for its backends; the ranges section measures
+  what ``P`` connections give on this machine (``count_seconds``, ``check_seconds``), and the
+  figures name the total with that measured speed too;
 - serial, after it: the assembly's copies and per-part read-back inside PostgreSQL (its
   connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
   the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
@@ -35,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gomoku_archive.export.month_reads import READ_CONNECTIONS
+
 from .figures import Figure, Size, bounded
 
 SECTION = "projection"
@@ -48,8 +55,9 @@ BYTES_PER_GAME = 115
 PUBLISH_SECONDS = 1.0
 """One transaction (the row's state, its counts, NOTIFY): well under a second in every run."""
 CHECK_SECONDS_PER_CANDIDATE = 1.66e-6
-"""The consistency check's one statement: 1.37-1.66 s per million candidates in issue 26's
-farm-bench pairs on the 1M-candidate month (the slower end taken)."""
+"""The consistency check on one connection when ``ranges-details.json`` predates its
+measurement: 1.37-1.66 s per million candidates in issue 26's farm-bench pairs on the
+1M-candidate month (the slower end taken)."""
 GOAL_MINUTES = 10.0
 
 
@@ -59,7 +67,12 @@ class Inputs:
     backend_us: float
     candidates_per_game: float
     range_overhead_s: float
-    plan_candidates_per_s: float
+    count_s_per_candidate: float
+    """The plan's count on one connection."""
+    check_s_per_candidate: float
+    """The consistency check on one connection."""
+    reads_speedup_here: float
+    """What READ_CONNECTIONS connections gave over one on this machine (count and check)."""
     assembly_pg_s_per_byte: float
     sha_bytes_per_s: float
     sources: str
@@ -89,7 +102,11 @@ class Projected:
         )
 
 
-def project(inputs: Inputs, games: int, workers: int) -> Projected:
+def project(
+    inputs: Inputs, games: int, workers: int, *, reads_speedup: float = READ_CONNECTIONS
+) -> Projected:
+    """``reads_speedup``: what the month's count and check gain from ``READ_CONNECTIONS``
+    connections (all of it with a core each; ``inputs.reads_speedup_here`` on this machine)."""
     candidates = games * inputs.candidates_per_game
     ranges = math.ceil(candidates / K)
     one_range = K * inputs.cpu_us / 1e6 + inputs.range_overhead_s
@@ -98,8 +115,8 @@ def project(inputs: Inputs, games: int, workers: int) -> Projected:
         games=games,
         workers=workers,
         ranges=ranges,
-        plan=candidates / inputs.plan_candidates_per_s,
-        fingerprint=candidates * CHECK_SECONDS_PER_CANDIDATE,
+        plan=candidates * inputs.count_s_per_candidate / reads_speedup,
+        fingerprint=candidates * inputs.check_s_per_candidate / reads_speedup,
         range_phase=math.ceil(ranges / workers) * one_range,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
@@ -122,10 +139,25 @@ def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
                     at_most=GOAL_MINUTES,
                 )
             )
+    here = project(inputs, GAMES[-1], 16, reads_speedup=inputs.reads_speedup_here)
+    figures.append(
+        dataclasses.replace(
+            bounded(
+                SECTION,
+                f"100M games on 16 workers, the month's reads as fast as {READ_CONNECTIONS} "
+                "connections were here",
+                "min",
+                here.total / 60,
+                at_most=GOAL_MINUTES,
+            ),
+            note=f"{READ_CONNECTIONS} connections read {inputs.reads_speedup_here:.2f} x as fast "
+            "as one on this machine's cores",
+        )
+    )
     big = project(inputs, GAMES[-1], 16)
     for name, seconds in (
-        ("plan's count (serial)", big.plan),
-        ("consistency check (serial, issue 26)", big.fingerprint),
+        (f"plan's count (serial, {READ_CONNECTIONS} connections)", big.plan),
+        (f"consistency check (serial, {READ_CONNECTIONS} connections)", big.fingerprint),
         (f"ranges on 16 workers ({big.ranges:,} ranges)", big.range_phase),
         ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
         ("assembly's SHA-256 pass (serial)", big.sha),
@@ -170,7 +202,19 @@ def gather(results: dict[str, Any]) -> Inputs:
     overhead = max(
         0.0, (small["seconds"] - single["seconds"]) / (small["ranges"] - single["ranges"])
     )
-    plan_rate = details["candidates"] / details["plan_seconds"]
+    if "count_seconds" in details:
+        count = details["count_seconds"]["1"] / details["candidates"]
+        check = details["check_seconds"]["1"] / details["candidates"]
+        here = (details["count_seconds"]["1"] + details["check_seconds"]["1"]) / (
+            details["count_seconds"][str(READ_CONNECTIONS)]
+            + details["check_seconds"][str(READ_CONNECTIONS)]
+        )
+    else:  # recorded before the count and check were measured apart: one statement each
+        count, check, here = (
+            details["plan_seconds"] / details["candidates"],
+            CHECK_SECONDS_PER_CANDIDATE,
+            1.0,
+        )
     assembly = figures_of("assembly")
     whole = [f for n, f in assembly.items() if n.startswith("assembly of ") and "against" not in n]
     largest = max(whole, key=lambda f: _gb(f["name"]))
@@ -183,7 +227,9 @@ def gather(results: dict[str, Any]) -> Inputs:
         backend_us=backend,
         candidates_per_game=per_game,
         range_overhead_s=overhead,
-        plan_candidates_per_s=plan_rate,
+        count_s_per_candidate=count,
+        check_s_per_candidate=check,
+        reads_speedup_here=here,
         assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
         sha_bytes_per_s=sha["value"] * 1e6,
         sources="; ".join(sources),

@@ -29,7 +29,11 @@ from typing import Any
 import asyncpg
 from sgfmill import sgf
 
-from gomoku_archive.export.ranges import RANGE_CANDIDATES
+from gomoku_archive.db import source
+from gomoku_archive.db.pool import create_pool
+from gomoku_archive.export import month_reads
+from gomoku_archive.export.month_reads import READ_CONNECTIONS
+from gomoku_archive.export.ranges import RANGE_CANDIDATES, plan_ranges
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import QUEUE_NAME, queue_client
 from tests.integration.conftest import private_redis
@@ -59,6 +63,9 @@ WALL_RATIO_AT_MOST = 0.6
 PEAK_RSS_AT_MOST_MIB = 150.0
 TRANSACTION_AT_MOST = 1.25
 """The longest source transaction against the longest range: a range's read is its transaction."""
+READS_RATIO_AT_MOST = 0.75
+"""The month's count and check on READ_CONNECTIONS connections against one, on a machine of 2
+cores (0.5 is all two cores can give)."""
 SINGLE_RANGE = 10**9
 
 
@@ -152,13 +159,40 @@ def run(size: Size, workdir: Path) -> list[Figure]:
                 note=f"the whole export by one worker took {one.seconds:.1f} s",
             )
         )
+        # The seeded copies lie in the heap in no order of their finish (the worst case: a slice
+        # of the month touches most of the table's pages); a game server's table gets its rows
+        # about in finish order. Both are measured; the projection takes the second.
+        scattered = asyncio.run(month_reads_seconds(dsn, plan.k, rounds=plan.rounds + 1))
+        asyncio.run(_in_finish_order(dsn))
+        reads = asyncio.run(month_reads_seconds(dsn, plan.k, rounds=plan.rounds + 1))
+        for layout, measured, at_most in (
+            ("rows in finish order", reads, READS_RATIO_AT_MOST),
+            ("rows scattered", scattered, 1.0),
+        ):
+            for name, what in (("count", "the plan's count"), ("check", "the consistency check")):
+                figures.append(
+                    Figure(
+                        SECTION,
+                        f"{what} of {candidates:,} candidates on {READ_CONNECTIONS} "
+                        f"connections, {layout}",
+                        "s",
+                        measured[name][READ_CONNECTIONS],
+                        measured[name][1],
+                        "the same on 1 connection",
+                        "<=",
+                        at_most,
+                        note="one snapshot either way; best of "
+                        + f"{plan.rounds + 1} runs each in turn, this machine's "
+                        + f"{os.cpu_count()} cores for PostgreSQL and all else",
+                    )
+                )
         failures = _readers(dsn, two.file, games, workdir)
         figures.append(
             bounded(
                 SECTION, "multi-range file: reader checks failed", "checks", failures, at_most=0
             )
         )
-        _write_details(workdir, plan, choices, one, two, candidates)
+        _write_details(workdir, plan, choices, one, two, candidates, reads, scattered)
     return figures
 
 
@@ -361,6 +395,68 @@ def _readers(dsn: str, file_name: str, games: int, workdir: Path) -> float:
     return float(failed)
 
 
+# --- the month's count and check on 1 and on READ_CONNECTIONS connections -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    first_second: datetime
+    planned: int
+
+
+async def month_reads_seconds(dsn: str, k: int, *, rounds: int) -> dict[str, dict[int, float]]:
+    """The plan's count and the consistency check of the month (``export.month_reads``) on 1
+    and on ``READ_CONNECTIONS`` connections, in turn, ``rounds`` times: the best seconds of
+    each. Both must give the same figures."""
+    pool = await create_pool(dsn, min_size=READ_CONNECTIONS, max_size=READ_CONNECTIONS)
+    best: dict[str, dict[int, float]] = {"count": {}, "check": {}}
+    try:
+        async with pool.acquire() as conn:
+            async with source.counting(conn):
+                whole = await source.count_month(conn, "games", MONTH)
+            plan = plan_ranges(whole.publishable, *source.month_bounds(MONTH), target=k)
+            ranges = [_Checked(r.start, r.candidates) for r in plan]
+            seen: dict[str, set[object]] = {"count": set(), "check": set()}
+            for _ in range(rounds):
+                for n in (1, READ_CONNECTIONS):
+                    started = time.perf_counter()
+                    counted = await month_reads.count_month(
+                        conn, pool, "games", MONTH, connections=n
+                    )
+                    _keep_best(best["count"], n, time.perf_counter() - started)
+                    started = time.perf_counter()
+                    printed = await month_reads.fingerprint_ranges(
+                        conn, pool, "games", MONTH, ranges, connections=n
+                    )
+                    _keep_best(best["check"], n, time.perf_counter() - started)
+                    seen["count"].add(
+                        (counted.candidates, tuple(sorted(counted.publishable.items())))
+                    )
+                    seen["check"].add(tuple(printed))
+            if len(seen["count"]) != 1 or len(seen["check"]) != 1:
+                raise AssertionError("the month's reads differ between 1 and more connections")
+    finally:
+        await pool.close()
+    return best
+
+
+async def _in_finish_order(dsn: str) -> None:
+    """The games table rewritten in the order of their finish (``CLUSTER``), as a game server's
+    table that rows are added to as games finish lies."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("CREATE INDEX bench_finish ON games (finished_at)")
+        await conn.execute("CLUSTER games USING bench_finish")
+        await conn.execute("DROP INDEX bench_finish")
+        await conn.execute("ANALYZE games")
+    finally:
+        await conn.close()
+
+
+def _keep_best(best: dict[int, float], n: int, seconds: float) -> None:
+    best[n] = min(best.get(n, seconds), seconds)
+
+
 # --- what RESULTS.md's notes are written from -----------------------------------------------------
 
 
@@ -371,6 +467,8 @@ def _write_details(
     one: WorkerRun,
     two: WorkerRun,
     candidates: int,
+    reads: dict[str, dict[int, float]],
+    scattered: dict[str, dict[int, float]],
 ) -> None:
     """``ranges-details.json`` beside RESULTS.md (full runs): the K table, the per-range
     throughput, the assembly's rate and the projection's inputs."""
@@ -395,6 +493,11 @@ def _write_details(
         "assembly_bytes_per_second": one.assembled["bytes_per_second"],
         "assembly_seconds": one.assembled["seconds"],
         "plan_seconds": one.planned["seconds"],
+        "count_seconds": {str(n): round(v, 3) for n, v in reads["count"].items()},
+        "check_seconds": {str(n): round(v, 3) for n, v in reads["check"].items()},
+        "reads_layout": "the table's rows in finish order (CLUSTER)",
+        "scattered_count_seconds": {str(n): round(v, 3) for n, v in scattered["count"].items()},
+        "scattered_check_seconds": {str(n): round(v, 3) for n, v in scattered["check"].items()},
         "file_bytes": one.assembled["bytes"],
         "one_worker_seconds": round(one.seconds, 2),
         "two_workers_seconds": round(two.seconds, 2),

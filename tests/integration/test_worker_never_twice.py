@@ -17,8 +17,8 @@ import asyncpg
 import pytest
 from arq.constants import in_progress_key_prefix
 
-from gomoku_archive.db import source
 from gomoku_archive.db.pool import Pool
+from gomoku_archive.export import month_reads
 from gomoku_archive.jobs.queue_view import RunningInfo
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import connect
@@ -179,14 +179,14 @@ async def test_a_run_whose_record_another_run_took_ends_as_released(
     ``released``, without publishing."""
     await seed_month(settings.database_url, SEP, 20)
     counting = asyncio.Event()
-    real = source.count_month
+    real = month_reads.count_month
 
-    async def held(conn: Any, table: str, month: Month) -> Any:
+    async def held(first: Any, pool: Any, table: str, month: Month, **kwargs: Any) -> Any:
         counting.set()
         await asyncio.sleep(60)
-        return await real(conn, table, month)
+        return await real(first, pool, table, month, **kwargs)
 
-    monkeypatch.setattr(source, "count_month", held)
+    monkeypatch.setattr(month_reads, "count_month", held)
     ctx = await job_context(settings, pool, now=datetime(2026, 11, 3, tzinfo=UTC), job_id=JOB_SEP)
     try:
         run = asyncio.create_task(export_jobs.export_month(ctx, str(SEP)))

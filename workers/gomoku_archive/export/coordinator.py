@@ -17,7 +17,7 @@ from gomoku_archive.db import range_store
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
-from gomoku_archive.export import consistency, range_run
+from gomoku_archive.export import consistency, month_reads, range_run
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
@@ -58,6 +58,9 @@ class RangeOptions:
     """K; tests lower it to get several ranges out of a small month."""
     worker: str = ""
     """The coordinator's name on the ranges it claims; empty: ``range_run.claimer_name()``."""
+    read_connections: int = month_reads.READ_CONNECTIONS
+    """Source connections that read the plan's count and the consistency check at once, in
+    one snapshot (``export.month_reads``)."""
     gate: asyncio.Lock | None = None
     """Held while this process exports a range (the worker's, shared with its range jobs): a
     range is CPU-bound, so two at once in one process would only make each one's source
@@ -89,6 +92,7 @@ class Coordinator:
         self._progress = progress
         self._worker = options.worker or range_run.claimer_name()
         self._gate = options.gate or asyncio.Lock()
+        self._read_connections = options.read_connections
         self._done_candidates = 0
         self._done_games = 0
 
@@ -99,7 +103,11 @@ class Coordinator:
             ranges = await self._all_done()
             started = time.monotonic()
             changed = await consistency.changed_ranges(
-                self._source_pool, self._table, self._month, ranges
+                self._source_pool,
+                self._table,
+                self._month,
+                ranges,
+                connections=self._read_connections,
             )
             log.info(
                 "export_consistency_checked",

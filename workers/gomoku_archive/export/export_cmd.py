@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from gomoku_archive.db import archive_store
 from gomoku_archive.errors import InvalidMonth
+from gomoku_archive.export import month_reads
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import ExportResult, export_month
@@ -61,7 +62,13 @@ def cmd_export(args: argparse.Namespace) -> int:
             table=settings.games_table,
             processes=settings.export_processes,
         )
-        async with database(settings, max_size=3) as pool, source_database(settings, pool) as src:
+        # The lock holder and a range's reader, and the month's count and check on up to
+        # READ_CONNECTIONS source connections at once.
+        readers = month_reads.READ_CONNECTIONS
+        async with (
+            database(settings, max_size=2 + readers) as pool,
+            source_database(settings, pool, max_size=readers) as src,
+        ):
             if args.missing:
                 async with pool.acquire() as conn:
                     published = await archive_store.published_months(conn)

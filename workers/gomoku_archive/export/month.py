@@ -26,6 +26,7 @@ from gomoku_archive.errors import (
     ExportLocked,
     ExportTimeout,
 )
+from gomoku_archive.export import month_reads
 from gomoku_archive.export.assembly import assemble
 from gomoku_archive.export.coordinator import Coordinator, Progress, RangeOptions
 from gomoku_archive.export.ranges import Range, plan_ranges
@@ -260,7 +261,7 @@ async def _build(
 ) -> tuple[Counts, BuiltFile | None]:
     source_pool = options.source_pool or pool
     planning = time.monotonic()
-    plan, candidates = await _plan(source_pool, table, month, options.range_candidates)
+    plan, candidates = await _plan(source_pool, table, month, options)
     await planned(candidates)
     await range_store.add_ranges(
         lock_conn, archive_id, [(r.start, r.end, r.candidates) for r in plan]
@@ -289,14 +290,20 @@ async def _build(
 
 
 async def _plan(
-    source_pool: Pool, table: str, month: Month, target: int
+    source_pool: Pool, table: str, month: Month, options: RangeOptions
 ) -> tuple[list[Range], int]:
     """The month's ranges, from its publishable candidates counted per minute on the source,
-    and its candidates (one statement; the count also sets the time limit)."""
-    async with source_pool.acquire() as conn, _reading(conn, month), source.counting(conn):
-        counted = await source.count_month(conn, table, month)
+    and its candidates (one snapshot, read in slices at once: ``month_reads``; the count also
+    sets the time limit)."""
+    async with source_pool.acquire() as conn, _reading(conn, month):
+        counted = await month_reads.count_month(
+            conn, source_pool, table, month, connections=options.read_connections
+        )
     start, end = source.month_bounds(month)
-    return plan_ranges(counted.publishable, start, end, target=target), counted.candidates
+    return (
+        plan_ranges(counted.publishable, start, end, target=options.range_candidates),
+        counted.candidates,
+    )
 
 
 _LOST_SESSION_SYMPTOMS: tuple[type[Exception], ...] = (

@@ -25,6 +25,7 @@ from arq.worker import Worker, func
 
 from gomoku_archive.db.pool import create_pool
 from gomoku_archive.errors import MirrorFailed
+from gomoku_archive.export import month_reads
 from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
@@ -237,14 +238,16 @@ def worker_options(
 async def _startup(ctx: dict[str, Any]) -> None:
     settings = context.settings_of(ctx)
     # Two connections per running export (the lock holder, which also writes, and the snapshot
-    # reader), plus the planner's and the watchdog's.
+    # reader), plus the planner's and the watchdog's; the month's count and check read on up to
+    # READ_CONNECTIONS at once (and on fewer when the pool has no more to give).
+    readers = month_reads.READ_CONNECTIONS - 1
     ctx[context.POOL] = await create_pool(
-        settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2
+        settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2 + readers
     )
     if settings.source_url != settings.database_url:
         # One reader per running range; the archive's pool keeps the writes and claims.
         ctx[context.SOURCE_POOL] = await create_pool(
-            settings.source_url, min_size=1, max_size=MAX_JOBS + 1
+            settings.source_url, min_size=1, max_size=MAX_JOBS + 1 + readers
         )
     if settings.mirror_enabled:
         store = S3Store(settings)
