@@ -8,6 +8,8 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import cast
 
 import asyncpg
@@ -21,10 +23,18 @@ from gomoku_archive.profile.months import Month
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import insert
-from tests.unit.test_month_reads import Planned
 
 AUG = Month(2026, 8)
 Read = Callable[[Connection], Awaitable[tuple[int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A range as the check sees it (``month_reads.CheckedRange``)."""
+
+    seq: int
+    planned: int
+    first_second: datetime
 
 
 def as_checked(plan: list[Range]) -> list[Planned]:
