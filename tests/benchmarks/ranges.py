@@ -413,7 +413,7 @@ async def month_reads_seconds(dsn: str, k: int, *, rounds: int) -> dict[str, dic
     try:
         async with pool.acquire() as conn:
             async with source.counting(conn):
-                whole = await source.count_month(conn, "games", MONTH)
+                whole = await source.count_between(conn, "games", *source.month_bounds(MONTH))
             plan = plan_ranges(whole.publishable, *source.month_bounds(MONTH), target=k)
             ranges = [_Checked(r.start, r.candidates) for r in plan]
             seen: dict[str, set[object]] = {"count": set(), "check": set()}

@@ -46,7 +46,7 @@ async def test_the_same_count_and_fingerprints_as_one_statement(pool: Pool, db_d
     await seed_bulk_month(db_dsn, AUG, 6_000)
     async with pool.acquire() as conn:
         async with source.counting(conn):
-            whole = await source.count_month(conn, "games", AUG)
+            whole = await source.count_between(conn, "games", *source.month_bounds(AUG))
         counted = {
             n: await month_reads.count_month(conn, pool, "games", AUG, connections=n)
             for n in (1, 2, 4)

@@ -168,11 +168,6 @@ async def count_between(conn: Connection, table: str, start: datetime, end: date
     )
 
 
-async def count_month(conn: Connection, table: str, month: Month) -> MonthCount:
-    """``count_between`` over the whole month, in one statement."""
-    return await count_between(conn, table, *month_bounds(month))
-
-
 _SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+(-[0-9]+)?")
 """What ``pg_export_snapshot()`` returns (``00000003-0000001B-1``)."""
 

@@ -105,7 +105,9 @@ async def fingerprint_ranges(
     consecutive ranges on up to ``connections`` connections; one entry per range, in order."""
     month_start, month_end = source.month_bounds(month)
     groups = range_groups(ranges, _slices(connections))
-    ends = [g[0].first_second for g in groups[1:]] + [month_end]
+    # A run reads from its first range's first second (the first run from the month's start,
+    # as one statement over the month did) to the next run's.
+    edges = [month_start, *(g[0].first_second for g in groups[1:]), month_end]
 
     def fingerprinting(
         group: Sequence[CheckedRange], lo: datetime, hi: datetime
@@ -114,8 +116,8 @@ async def fingerprint_ranges(
         return lambda conn: source.fingerprint_ranges(conn, table, lo, hi, starts)
 
     reads = [
-        fingerprinting(g, month_start if i == 0 else g[0].first_second, hi)
-        for i, (g, hi) in enumerate(zip(groups, ends, strict=True))
+        fingerprinting(g, lo, hi)
+        for g, (lo, hi) in zip(groups, itertools.pairwise(edges), strict=True)
     ]
     found = await read_in_one_snapshot(first, pool, reads, connections=connections)
     return [fingerprint for group in found for fingerprint in group]
