@@ -124,6 +124,10 @@ class ArchiveVerifier:
         self._max_line = max_line_bytes
         self._max_problems = max_problems
         self._notes: list[str] = []
+        # problems: a max-heap (by line, then arrival) of the first ones, and a count; before
+        # the name is read, since a name can be a problem of its own
+        self._kept: list[tuple[int, int, Problem]] = []
+        self._count = 0
         self._name_hash: str | None = None
         self._month: Month | None = None
         self._read_file_name()
@@ -150,9 +154,6 @@ class ArchiveVerifier:
         self._terminations = dict.fromkeys((t.value for t in Termination), 0)
         self._previous: tuple[datetime, str, int] | None = None
         self._gn_buckets: dict[int, tuple[bytearray, array[int]]] = {}
-        # problems: a max-heap (by line, then arrival) of the first ones, and a count
-        self._kept: list[tuple[int, int, Problem]] = []
-        self._count = 0
 
     # -- input --
 
@@ -256,7 +257,13 @@ class ArchiveVerifier:
         try:
             self._month = Month.parse(match.group(1))
         except InvalidMonth:
-            self._problem(0, Check.FILE_NAME_HASH, f"{match.group(1)} in the name is no month")
+            # Well formed but impossible (2026-13, 0000-01, or 9999-xx, whose end the archive's
+            # months cannot reach): a problem of this file; its games' month is not checked.
+            self._problem(
+                0,
+                Check.FILE_NAME_MONTH,
+                f"{match.group(1)} in the name is no month of the archive (0001-01 to 9998-12)",
+            )
 
     def _check_checksum(self, sha256: str) -> ChecksumStatus:
         if self._checksum_file is None:
