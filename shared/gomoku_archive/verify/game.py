@@ -208,9 +208,10 @@ def check_line_fast(text: str) -> GameFacts | None:
     if xst[:10] == xet[:10]:  # one day: format_dates gives date.isoformat(), XST's first 10
         if values["DT"] != xst[:10]:
             return None
-    elif end - start > LONGEST_GAME:
-        return None
-    elif dt_problem(values["DT"], start.date(), end.date()) is not None:
+    elif (
+        end - start > LONGEST_GAME  # the 31-day rule: the full path reports it
+        or dt_problem(values["DT"], start.date(), end.date()) is not None
+    ):
         return None
     outcome = _OUTCOMES.get((values["RE"], values["XER"]))
     if outcome is None:
