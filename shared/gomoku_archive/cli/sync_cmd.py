@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -45,7 +44,14 @@ from gomoku_archive.catalog.sync_plan import (
     plan,
     read_manifest,
 )
-from gomoku_archive.cli.sync_fetch import DiskFull, Stopped, download, fetch_manifest, parse_json
+from gomoku_archive.cli.sync_fetch import (
+    DiskFull,
+    Stopped,
+    StopSignal,
+    download,
+    fetch_manifest,
+    parse_json,
+)
 from gomoku_archive.cli.verify_cmd import verify_file
 from gomoku_archive.errors import ArchiveError, ConfigError, DownloadFailed
 from gomoku_archive.profile.months import Month
@@ -212,8 +218,9 @@ def _run(
     plans: list[MonthPlan], folder: Path, base: str, args: argparse.Namespace
 ) -> list[Outcome]:
     """Each month's work on a bounded pool of threads; lines printed in month order as soon as
-    a month and those before it are done. Ctrl-C stops the downloads between two blocks."""
-    stop = threading.Event()
+    a month and those before it are done. Ctrl-C stops the downloads at once: their
+    connections are shut down, and each part keeps what arrived."""
+    stop = StopSignal()
     outcomes: list[Outcome] = []
     with _progress() as bar, ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures: list[Future[Outcome]] = [
@@ -279,7 +286,7 @@ def _sync_month(
     folder: Path,
     base: str,
     args: argparse.Namespace,
-    stop: threading.Event,
+    stop: StopSignal,
     bar: Bar,
 ) -> Outcome:
     outcome = Outcome(month_plan)
@@ -307,7 +314,7 @@ def _sync_month(
     return outcome
 
 
-def _bring(file: RemoteFile, folder: Path, base: str, stop: threading.Event, bar: Bar) -> int:
+def _bring(file: RemoteFile, folder: Path, base: str, stop: StopSignal, bar: Bar) -> int:
     """The current file under its name, its SHA-256 checked; returns the bytes downloaded. A
     file already there is hashed again (a copy damaged since the last run is fetched anew and
     the damaged one kept aside)."""
