@@ -166,6 +166,32 @@ async def test_a_killed_download_is_resumed(api: Client, pool: Pool, tmp_path: P
     assert not part.exists()
 
 
+@pytest.mark.parametrize("page", ["/database/", "/database"])
+async def test_the_page_s_address_as_base_url_syncs_from_its_origin(
+    api: Client, tmp_path: Path, page: str
+) -> None:
+    """The address a user copies from the browser, with or without its slash: sync takes the
+    origin (it asked for /database/api/v1/database, and stopped at that 404)."""
+    folder = tmp_path / "archive"
+    code, out, err = await gomoku_archive("sync", folder, "--base-url", base_of(api) + page)
+    assert (code, err) == (0, ""), out
+    assert out.splitlines()[-1].startswith("3 months: 2 new, 1 no games; ")
+    assert json.loads((folder / "manifest.json").read_bytes()) == await manifest(api)
+
+
+async def test_another_path_as_base_url_says_the_origin_is_wanted(
+    api: Client, tmp_path: Path
+) -> None:
+    url = base_of(api) + "/archive/"
+    code, out, err = await gomoku_archive("sync", tmp_path / "a", "--base-url", url)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"gomoku-archive: error: --base-url wants the archive service's origin, such as "
+        f"{base_of(api)} (no path; its page's address, {base_of(api)}/database/, also does), "
+        f"got {url!r}\n"
+    )
+
+
 async def test_an_unreachable_host_is_one_line(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     code, out, err = await gomoku_archive("sync", tmp_path / "a", "--base-url", url)
