@@ -5,7 +5,8 @@
 
 * the companion checksum file (``<64 hex>  <file name>\\n``) and, when the file name follows
   ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``, that the 16 hex are the SHA-256's first 16 and that
-  every game finished (XET) inside that month;
+  every game finished (XET) inside that month (a month no archive can have, such as 2026-13, is
+  a problem of the file);
 * the gzip framing: a gzip member with deflate and what the profile fixes in its header, MTIME
   0 and no file name (nor a comment, an extra field or a reserved flag, which no profile file
   needs); valid deflate, CRC-32 and ISIZE, exactly one member and nothing after it. Header bytes
@@ -15,7 +16,8 @@
   blank line, nothing around the tree);
 * each game: the profile's root properties present, in order and well formed (see
   ``profile.writer.ROOT_PROPERTIES``), no variation, comment, setup stone or pass, one
-  move per node, a legal replay whose ending agrees with RE and XER;
+  move per node, XST not after XET nor more than ``LONGEST_GAME`` before it (the exporter's
+  rule), a legal replay whose ending agrees with RE and XER;
 * the archive: games strictly increasing by (XET, GN), no GN twice.
 
 Memory is bounded: the input is decompressed in blocks, a line longer than ``MAX_LINE_BYTES``
