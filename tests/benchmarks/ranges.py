@@ -425,14 +425,16 @@ async def month_reads_seconds(dsn: str, k: int, *, rounds: int) -> dict[str, dic
                     )
                     _keep_best(best["count"], n, time.perf_counter() - started)
                     started = time.perf_counter()
-                    printed = await month_reads.fingerprint_ranges(
+                    checked = await month_reads.check_ranges(
                         conn, pool, "games", MONTH, ranges, connections=n
                     )
                     _keep_best(best["check"], n, time.perf_counter() - started)
                     seen["count"].add(
                         (counted.candidates, tuple(sorted(counted.publishable.items())))
                     )
-                    seen["check"].add(tuple(printed))
+                    seen["check"].add(tuple(checked.fingerprints))
+                    if checked.count != counted:
+                        raise AssertionError("the check's count is not the plan's")
             if len(seen["count"]) != 1 or len(seen["check"]) != 1:
                 raise AssertionError("the month's reads differ between 1 and more connections")
     finally:
