@@ -19,7 +19,7 @@ from gomoku_archive.errors import SourceKeptChanging
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
-from gomoku_archive.export.month import export_month
+from gomoku_archive.export.month import TimeLimit, export_month
 from gomoku_archive.profile.months import Month
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.report import VerifyReport
@@ -28,6 +28,7 @@ from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration import read_hook
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import archive_bytes, insert
+from tests.integration.test_export_ranges import Recorder
 
 OCT = Month(2026, 10)
 EARLY = [uuid.UUID(int=100 + i) for i in range(20)]
@@ -218,11 +219,26 @@ async def test_counts_that_changed_before_the_ranges_were_read_are_planned_again
         return count
 
     monkeypatch.setattr(month_reads, "count_month", counted_then_changed)
+    planned: list[int] = []
+
+    async def on_planned(candidates: int, seconds: float | None) -> None:
+        planned.append(candidates)
+
+    limit = TimeLimit(lambda candidates: 600 + candidates)
+    bar = Recorder()
     first = await export_month(
-        pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=K)
+        pool,
+        table="games",
+        month=OCT,
+        ranges=RangeOptions(range_candidates=K),
+        progress=bar,
+        time_limit=limit,
+        on_planned=on_planned,
     )
     monkeypatch.undo()
     assert first.archive is not None and first.archive.games == 41
+    # The time limit, the running record and the bar follow the new plan's candidates.
+    assert planned == [40, 41] and limit.candidates == bar.total == 41
     again = await export_month(
         pool, table="games", month=OCT, force=True, ranges=RangeOptions(range_candidates=K)
     )
