@@ -206,8 +206,9 @@ def check_ranges_query(table: str) -> str:
     $3: the ranges' first seconds): per range and minute, the candidates, the publishable ones
     and the sum of their ``ROW_VERSION_HASH``, in one scan and one hash aggregate. The plan's
     count read beside the fingerprints costs about a third more than the fingerprints alone
-    (backend CPU 1.31 s against 0.99 s on a 1,032,000-candidate month; a second statement for
-    the count: 2.08 s; GROUPING SETS: 1.45 s)."""
+    (backend CPU 1.31-1.44 s against 0.99-1.04 s on a 1,032,000-candidate month, the ranges
+    benchmark's ``check_count_cpu``); a second statement for the count took 2.08 s, GROUPING
+    SETS 1.45 s."""
     return (
         f"SELECT width_bucket({FINISH_SECOND}, $3::timestamp[]) AS bucket, "
         f"date_trunc('minute', {FINISH_SECOND}) AS minute, count(*) AS n, "
