@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from arq import Retry
+from arq.connections import ArqRedis
 
 from gomoku_archive.db import range_store
 from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
@@ -28,7 +29,7 @@ from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import REDIS_ERRORS
-from gomoku_archive.queue.enqueue import enqueue_ranges
+from gomoku_archive.queue.enqueue import dequeue_ranges, enqueue_ranges
 from gomoku_archive.queue.worker_keys import live_workers
 from gomoku_archive.worker import running_record
 from gomoku_archive.worker.context import (
@@ -113,13 +114,19 @@ class _RangeJobs:
     another worker is alive (its heartbeat in Redis), since this worker's own job slots could
     only hand them back (it exports one range at a time, and its coordinator takes every range
     nobody took), and a queue of such jobs would keep its free slot busy handing them back one
-    poll at a time while a mirror job or another month waits behind."""
+    poll at a time while a mirror job or another month waits behind. One job per range of a
+    round (the whole plan, then the ranges a consistency check had exported again: numbers the
+    build never used before, so never an id with a kept result); the round's jobs that still
+    wait when its ranges are all done are taken off the queue."""
 
     ctx: dict[str, Any]
 
     @contextlib.asynccontextmanager
-    async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
+    async def running(
+        self, month: Month, archive_id: int, seqs: Sequence[int]
+    ) -> AsyncIterator[None]:
         redis = redis_of(self.ctx)
+        queued = False
         try:
             others = await live_workers(redis) - {worker_of(self.ctx)}
             if not others:
@@ -129,17 +136,38 @@ class _RangeJobs:
                     reason="no other worker is alive; this one's coordinator exports them",
                 )
             else:
-                queued = await enqueue_ranges(redis, month, archive_id, ranges)
+                added = await enqueue_ranges(redis, month, archive_id, seqs)
+                queued = True
                 log.info(
                     "export_ranges_enqueued",
                     archive_id=archive_id,
-                    ranges=queued,
+                    ranges=added,
+                    first_range=seqs[0],
                     other_workers=len(others),
                 )
         except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
             log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
-        # Jobs still queued when the build ends find nothing to claim and end as "skipped".
         yield
+        if queued:
+            await _dequeue_waiting(redis, month, archive_id, seqs)
+
+
+async def _dequeue_waiting(
+    redis: ArqRedis, month: Month, archive_id: int, seqs: Sequence[int]
+) -> None:
+    """Best effort: a job left in the queue only answers ``skipped`` when it runs."""
+    try:
+        removed = await dequeue_ranges(redis, month, archive_id, seqs)
+    except REDIS_ERRORS as exc:
+        log.warning("export_ranges_not_dequeued", archive_id=archive_id, error=str(exc))
+        return
+    if removed:
+        log.info(
+            "export_ranges_dequeued",
+            archive_id=archive_id,
+            ranges=removed,
+            reason="their ranges are done or replaced",
+        )
 
 
 async def export_range(
@@ -186,7 +214,7 @@ BUSY_REQUEUES = 30
 BUSY_REQUEUE_SECONDS = 1.0
 """When it is due again: after the next poll of every other worker (arq polls twice a second)."""
 _BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
-_NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
+_NOT_CLAIMABLE = "done, taken by another worker, replaced by a new plan, or its build ended"
 
 
 def _range_skipped(
