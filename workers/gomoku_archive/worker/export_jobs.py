@@ -150,8 +150,9 @@ async def export_range(
     at once otherwise. While this process exports a range already (its range gate is held: by
     its own coordinator, or by its other range job) the job goes back to the queue at once
     (``Retry``, ``BUSY_REQUEUE_SECONDS`` later) for another worker, at most ``BUSY_REQUEUES``
-    times, then skips: a job slot never waits, and a busy worker's free slot never swallows the
-    jobs other workers could run (the build's coordinator claims every range nobody took). A
+    times (logged at info the first time only), then skips: a job slot never waits, and a
+    busy worker's free slot never swallows the jobs other workers could run (the build's
+    coordinator claims every range nobody took). A
     failure is recorded on the range, where the build's coordinator sees it and tries again
     (here or elsewhere); the job itself never retries."""
     job_id = str(ctx.get("job_id", ""))
@@ -159,8 +160,16 @@ async def export_range(
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
         gate = range_gate_of(ctx)
         if gate.locked():
-            if int(ctx.get("job_try", 1)) <= BUSY_REQUEUES:
-                log.info("export_range_requeued", archive_id=archive_id, range=seq, reason=_BUSY)
+            attempt = int(ctx.get("job_try", 1))
+            if attempt <= BUSY_REQUEUES:
+                getattr(log, requeue_log_level(attempt))(
+                    "export_range_requeued",
+                    archive_id=archive_id,
+                    range=seq,
+                    reason=_BUSY,
+                    retry_in_s=BUSY_REQUEUE_SECONDS,
+                    requeues_left=BUSY_REQUEUES - attempt,
+                )
                 raise Retry(defer=BUSY_REQUEUE_SECONDS)
             return _range_skipped(month, archive_id, seq, started, _BUSY)
         pool = pool_of(ctx)
@@ -186,6 +195,16 @@ BUSY_REQUEUES = 30
 BUSY_REQUEUE_SECONDS = 1.0
 """When it is due again: after the next poll of every other worker (arq polls twice a second)."""
 _BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
+
+
+def requeue_log_level(attempt: int) -> str:
+    """``info`` for a range job's first requeue, which says what it waits for; ``debug`` for
+    the others: a table locked for a minute once gave 180 info lines, 3 a second, that said
+    nothing new. The job's end (a run, or ``skipped`` once its requeues are used up) is one
+    ``export_range`` line at info."""
+    return "info" if attempt <= 1 else "debug"
+
+
 _NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
 
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +23,6 @@ from arq.cron import cron
 from arq.worker import func
 
 from gomoku_archive.db.pool import create_pool
-from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
@@ -44,6 +42,7 @@ from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
+from gomoku_archive.worker.arq_lines import trim_arq_lines
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import BUSY_REQUEUES, export_month, export_range
 from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
@@ -96,21 +95,6 @@ class Schedule:
     second: set[int]
     minute: set[int] | None = None
     hour: set[int] | None = None
-
-
-class ExpectedFailures(logging.Filter):
-    """arq logs every failed job with its traceback. A ``MirrorFailed`` is an expected outcome
-    (a store that refused or stayed away) that ``mirror_jobs`` has logged in full already
-    (``mirror_job``, outcome ``failed``): arq's one line stays, its traceback goes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info is not None and isinstance(record.exc_info[1], MirrorFailed):
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
-_EXPECTED_FAILURES = ExpectedFailures()
 
 
 def check_schedule(period_seconds: int) -> Schedule:
@@ -293,9 +277,7 @@ async def run_worker(settings: Settings, **options: Any) -> None:
     (``storage.s3.require_bucket``)."""
     if settings.mirror_enabled:
         await require_bucket(settings)
-    arq_log = logging.getLogger("arq.worker")
-    if _EXPECTED_FAILURES not in arq_log.filters:
-        arq_log.addFilter(_EXPECTED_FAILURES)
+    trim_arq_lines()
     arguments = worker_options(settings, **options)
     # Real time, whatever clock the jobs are given: the probe compares it with its own.
     heartbeat = LoopHeartbeat(context.worker_of(arguments["ctx"]), clock=utc_now)
