@@ -17,7 +17,8 @@ from typing import Any
 import structlog
 from arq import Retry
 
-from gomoku_archive.db import range_store
+from gomoku_archive.db import archive_store, locks, range_store
+from gomoku_archive.db.pool import Connection
 from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from gomoku_archive.export import month as month_export
 from gomoku_archive.export import range_run
@@ -152,12 +153,18 @@ async def export_range(
     (``Retry``, ``BUSY_REQUEUE_SECONDS`` later) for another worker, at most ``BUSY_REQUEUES``
     times (logged at info the first time only), then skips: a job slot never waits, and a
     busy worker's free slot never swallows the jobs other workers could run (the build's
-    coordinator claims every range nobody took). A
-    failure is recorded on the range, where the build's coordinator sees it and tries again
-    (here or elsewhere); the job itself never retries."""
+    coordinator claims every range nobody took). A range job of a build no longer under way
+    (ended, or its coordinator gone with the month's lock) skips first of all. A failure is
+    recorded on the range, where the build's coordinator sees it and tries again (here or
+    elsewhere); the job itself never retries."""
     job_id = str(ctx.get("job_id", ""))
     started = time.monotonic()
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        pool = pool_of(ctx)
+        async with pool.acquire() as conn:
+            under_way = await _build_under_way(conn, Month.parse(month), archive_id)
+        if not under_way:  # before the gate: such a job never waits for a busy worker
+            return _range_skipped(month, archive_id, seq, started, _BUILD_GONE)
         gate = range_gate_of(ctx)
         if gate.locked():
             attempt = int(ctx.get("job_try", 1))
@@ -172,7 +179,6 @@ async def export_range(
                 )
                 raise Retry(defer=BUSY_REQUEUE_SECONDS)
             return _range_skipped(month, archive_id, seq, started, _BUSY)
-        pool = pool_of(ctx)
         async with gate:  # free (checked just above, with no await since): taken at once
             async with pool.acquire() as conn:
                 claim = await range_store.claim_range(
@@ -206,6 +212,16 @@ def requeue_log_level(attempt: int) -> str:
 
 
 _NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
+_BUILD_GONE = "its build is no longer under way (ended, or its coordinator is gone)"
+
+
+async def _build_under_way(conn: Connection, month: Month, archive_id: int) -> bool:
+    """The build's row is still ``building`` and its coordinator holds the month's lock, as it
+    does from before it queues its ranges until it ends; otherwise the build ended or died
+    (a worker pool that crashed) and its ranges are no use to anyone (``worker.stale_jobs``)."""
+    if not await locks.month_lock_held(conn, month):
+        return False
+    return bool(await archive_store.still_building(conn, [archive_id]))
 
 
 def _range_skipped(
