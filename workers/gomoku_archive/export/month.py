@@ -116,6 +116,9 @@ async def export_month(
     loop_started = asyncio.get_running_loop().time()
     deadline = asyncio.timeout(time_limit.seconds if time_limit else None)
 
+    def timed_out() -> bool:
+        return time_limit is not None and deadline.expired()
+
     def why_cancelled(cancelled: asyncio.CancelledError) -> str:
         if time_limit is not None and deadline.expired():
             return f"ExportTimeout: {time_limit.describe()}"
@@ -139,7 +142,7 @@ async def export_month(
                 force,
                 progress,
                 ranges or RangeOptions(),
-                _Hooks(why_cancelled, planned),
+                _Hooks(why_cancelled, timed_out, planned),
             )
     except TimeoutError as exc:
         if time_limit is not None and deadline.expired():
@@ -154,6 +157,7 @@ async def export_month(
 @dataclass(frozen=True, slots=True)
 class _Hooks:
     why_cancelled: Callable[[asyncio.CancelledError], str]
+    timed_out: Callable[[], bool]
     planned: Callable[[int], Awaitable[None]]
 
 
@@ -235,8 +239,10 @@ async def _export_locked(
         return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
     except asyncio.CancelledError as cancelled:
         # Shut down or out of time: the building row is invisible already; close it now rather
-        # than leave it for the next run, if the database still answers.
-        if archive_id is not None:
+        # than leave it for the next run, if the database still answers. A run out of time
+        # before its row existed (a loaded machine, a slow database) is recorded too: a timeout
+        # is a failure of the month, a shutdown is not.
+        if archive_id is not None or hooks.timed_out():
             await asyncio.shield(
                 _record_failure(pool, lock_conn, month, archive_id, hooks.why_cancelled(cancelled))
             )
