@@ -274,6 +274,7 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_count(
     [
         ({}, False),  # no form token
         ({}, "0" * 64),  # a wrong form token
+        ({}, "\u00e9"),  # one that is not ASCII (compare_digest refuses such a str)
         ({"Origin": "https://evil.example"}, True),
         ({"Origin": "null"}, True),
         ({"Sec-Fetch-Site": "cross-site"}, True),
