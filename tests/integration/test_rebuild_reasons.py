@@ -124,14 +124,15 @@ async def test_a_reason_follows_its_rebuild_to_the_page_the_feed_and_the_manifes
         await close_context(ctx)
 
 
+@pytest.mark.parametrize("reason", ["r" * 201, "bidi \u202e", 42, ["a list"]])
 async def test_a_job_whose_reason_is_not_plain_text_fails_for_good(
-    settings: Settings, pool: Pool
+    settings: Settings, pool: Pool, reason: Any
 ) -> None:
     """Job arguments come from Redis: the worker checks the reason again before it builds."""
     ctx = await job_context(settings, pool, now=NOW, job_id="export:2026-08:force:x")
     try:
         with structlog.testing.capture_logs() as logs, pytest.raises(InvalidRebuildReason):
-            await export_month(ctx, "2026-08", force=True, reason="r" * 201)
+            await export_month(ctx, "2026-08", force=True, reason=reason)
     finally:
         await close_context(ctx)
     [line] = [e for e in logs if e["event"] == "export_job"]

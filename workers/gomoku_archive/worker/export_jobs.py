@@ -232,6 +232,8 @@ def _exportable(
         refusal = export_refusal(target, first=first, now=clock_of(ctx)())
         if refusal is not None:
             raise InvalidMonth(refusal)
+        if reason is not None and not isinstance(reason, str):
+            raise InvalidRebuildReason(f"a rebuild's reason is text, got {type(reason).__name__}")
         return target, rebuild_reason(reason)
     except (InvalidMonth, InvalidRebuildReason) as exc:
         job.finish("failed", "error", error=str(exc), failure="permanent")
