@@ -44,6 +44,12 @@ class InvalidMonth(ArchiveError):
     exit_code = 2
 
 
+class InvalidRebuildReason(ArchiveError):
+    """A rebuild's reason is too long, or holds characters a page could not show as text."""
+
+    exit_code = 2
+
+
 class ExportFailed(ArchiveError):
     """An export could not produce or publish its archive."""
 

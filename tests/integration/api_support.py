@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import html
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -40,6 +42,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 """The same server as conftest.py's (read the same way; conftest is not imported twice)."""
 ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def code_block(page: str, block_id: str) -> str:
+    """The text of the page's code block ``block_id`` as a browser shows it (its tokens are
+    spans of their own: templates/code.html)."""
+    found = re.search(rf'<pre id="{block_id}"[^>]*>(.*?)</pre>', page, re.S)
+    assert found is not None, f"no code block {block_id} in the page"
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
 
 
 async def publish_demo_month(pool: Pool, month: Month, games: int, *, seed: int = 7) -> ArchiveRow:

@@ -21,6 +21,7 @@ from gomoku_archive.settings import Settings
 from tests.integration.api_support import (
     ROOT,
     Client,
+    code_block,
     publish_bytes,
     publish_demo_month,
     random_bytes,
@@ -200,5 +201,5 @@ async def test_the_page_examples_follow_the_origin(api: Client) -> None:
     assert "Host" in response.headers["Vary"]
     page = await response.text()
     origin = str(api.make_url("")).rstrip("/")
-    assert f"wget -N -i {origin}/api/v1/database/list.txt" in page
+    assert code_block(page, "wget").startswith(f"wget -N -i {origin}/api/v1/database/list.txt")
     assert "https://gomokuparty.com/api/v1/database/files/" not in page

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import shlex
 import subprocess
 import venv
@@ -21,7 +20,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.tools_wheel import ensure_wheel, wheel_name
 from tests.docs_pages import README, ROOT, commands
-from tests.integration.api_support import Client, serving
+from tests.integration.api_support import Client, code_block, serving
 
 pytestmark = pytest.mark.slow
 
@@ -106,10 +105,8 @@ async def test_the_listing_is_a_find_links_page(api: Client) -> None:
     listing = await (await api.get("/database/tools/")).text()
     data = await (await api.get(f"/database/tools/{wheel_name()}")).read()
     assert f'href="{wheel_name()}#sha256={hashlib.sha256(data).hexdigest()}"' in listing
-    install = re.search(r'<pre id="install">(.*?)</pre>', listing, re.S)
-    assert install is not None
     base = str(api.make_url("")).rstrip("/")
-    assert install.group(1).splitlines() == [
+    assert code_block(listing, "install").splitlines() == [
         f"pip install {base}/database/tools/{wheel_name()}",
         f"pipx run --spec {base}/database/tools/{wheel_name()} gomoku-archive --help",
     ]
@@ -123,5 +120,9 @@ async def test_without_a_wheel_the_pages_name_the_package_index(
         listing = await (await client.get("/database/tools/")).text()
         assert 'id="no-wheel"' in listing and "pip install gomoku-party-archive" in listing
         page = await (await client.get("/database/")).text()
-        assert "pip install gomoku-party-archive\ngomoku-archive sync gomoku-party" in page
+        install, sync = code_block(page, "sync").splitlines()
+        assert (install, sync.split(" --base-url")[0]) == (
+            "pip install gomoku-party-archive",
+            "gomoku-archive sync gomoku-party",
+        )
         assert (await client.get(f"/database/tools/{wheel_name()}")).status == 404

@@ -47,6 +47,7 @@ async def test_a_zero_game_month_rebuilt_with_games(pool: Pool) -> None:
             "excludedGames": 1,
             "publishedAt": before.entries[0].published,
             "supersededAt": after.entries[0].published,
+            "rebuildReason": None,
         }
     ]
     assert [(e.id, e.title) for e in after.entries] == [

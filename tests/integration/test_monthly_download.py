@@ -16,7 +16,7 @@ import pytest
 
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
-from tests.integration.api_support import Client, publish_demo_month, serving
+from tests.integration.api_support import Client, code_block, publish_demo_month, serving
 from tests.integration.test_api_bulk_files import run
 
 BASE = "/api/v1/database/"
@@ -37,9 +37,7 @@ def files(folder: Path) -> list[str]:
 
 async def test_the_pages_commands_are_safe_to_run_again(api: Client, tmp_path: Path) -> None:
     page = await (await api.get("/database/")).text()
-    block = re.search(r'<pre id="wget">(.*?)</pre>', page, re.S)
-    assert block is not None
-    commands = [line.split() for line in block.group(1).splitlines()]
+    commands = [line.split() for line in code_block(page, "wget").splitlines()]
     assert [c[:2] for c in commands] == [["wget", "-N"], ["wget", "-N"], ["sha256sum", "-c"]]
     for attempt in (1, 2):
         for argv in commands:

@@ -56,13 +56,18 @@ async def test_operator_signs_in_and_rebuilds_a_month(
         await page.wait_for_selector("#months")
         assert "queued" not in await september.inner_text()
         await page.get_by_role("button", name="Rebuild 2026-09").click()
-        await page.get_by_role("button", name="Rebuild 2026-09").click()  # the confirmation
+        # The confirmation asks why: the browser does not send it without a reason.
+        await page.get_by_role("button", name="Rebuild 2026-09").click()
+        assert await page.inner_text("h1") == "Rebuild 2026-09?"
+        await page.get_by_label("Why").fill("late games arrived")
+        await page.get_by_role("button", name="Rebuild 2026-09").click()
         flash = await page.wait_for_selector("#flash")
         assert flash is not None
         message = await flash.inner_text()
         assert message.startswith("Rebuild of 2026-09 queued as export:2026-09:force:")
         job_id = message.removeprefix("Rebuild of 2026-09 queued as ").rstrip(".")
         assert job_id in await page.inner_text("#queued")
+        assert "reason=late games arrived" in await page.inner_text("#queued")
         assert "queued" in await september.inner_text()
 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -130,6 +135,7 @@ async def test_the_dashboard_reads_at_1280_and_on_a_phone(
         await page.wait_for_selector("#months")
         for month in ("2026-08", "2026-09"):
             await page.get_by_role("button", name=f"Rebuild {month}").click()
+            await page.get_by_label("Why").fill(f"a reason for {month} that says what was wrong")
             await page.get_by_role("button", name=f"Rebuild {month}").click()  # confirmed
             await page.wait_for_selector("#flash")
         assert await page.locator("meta[http-equiv=refresh]").count() == 1

@@ -175,13 +175,38 @@ async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> N
         question = await ask.text()
         assert "<h1>Rebuild 2026-08?</h1>" in question
         assert 'name="confirm" value="yes"' in question
+        assert 'name="reason" value="" maxlength="200" required' in question
         assert "<main>" in question
+        assert await queued(settings.redis_url) == []
+
+        # The form asks why; a confirmation without a reason (or with one that is not plain
+        # text) queues nothing and asks again, keeping what was typed.
+        for typed, message in [
+            ("", "say why, in one line"),
+            ("  ", "say why, in one line"),
+            ("<i>x</i>\u202e", "direction override"),
+            ("y" * 201, "at most 200 characters"),
+        ]:
+            refused = await client.post(
+                "/ops/rebuild",
+                data={"month": "2026-08", "csrf": csrf, "confirm": "yes", "reason": typed},
+                allow_redirects=False,
+            )
+            assert refused.status == 400
+            again = await refused.text()
+            assert message in again and 'id="rebuild-reason"' in again
+            assert "<i>x</i>" not in again
         assert await queued(settings.redis_url) == []
 
         with structlog.testing.capture_logs() as logs:
             rebuild = await client.post(
                 "/ops/rebuild",
-                data={"month": "2026-08", "csrf": csrf, "confirm": "yes"},
+                data={
+                    "month": "2026-08",
+                    "csrf": csrf,
+                    "confirm": "yes",
+                    "reason": " 12 <b>games</b>\r\nscored as wins ",
+                },
                 allow_redirects=False,
             )
         assert rebuild.status == 303
@@ -189,7 +214,12 @@ async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> N
         page = await (await client.get("/ops/")).text()
         [job] = await queued(settings.redis_url)
         assert job.function == "export_month"
-        assert job.kwargs == {"month": "2026-08", "force": True}
+        assert job.kwargs == {
+            "month": "2026-08",
+            "force": True,
+            "reason": "12 <b>games</b> scored as wins",
+        }
+        assert "reason=12 &lt;b&gt;games&lt;/b&gt; scored as wins" in page  # the queued job
         assert job.job_id.startswith("export:2026-08:force:")
         assert f"Rebuild of 2026-08 queued as {job.job_id}." in page
         assert 'id="queued"' in page
@@ -201,7 +231,8 @@ async def test_sign_in_rebuild_and_sign_out(settings: Settings, pool: Pool) -> N
 
         # A second click while the first rebuild waits does not queue a second one.
         again = await client.post(
-            "/ops/rebuild", data={"month": "2026-08", "csrf": csrf, "confirm": "yes"}
+            "/ops/rebuild",
+            data={"month": "2026-08", "csrf": csrf, "confirm": "yes", "reason": "again"},
         )
         assert "was already queued" in await again.text()
         assert len(await queued(settings.redis_url)) == 1
@@ -274,6 +305,7 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_count(
     [
         ({}, False),  # no form token
         ({}, "0" * 64),  # a wrong form token
+        ({}, "\u00e9"),  # one that is not ASCII (compare_digest refuses such a str)
         ({"Origin": "https://evil.example"}, True),
         ({"Origin": "null"}, True),
         ({"Sec-Fetch-Site": "cross-site"}, True),
@@ -314,6 +346,7 @@ async def test_rebuild_for_api_clients(settings: Settings, pool: Pool) -> None:
         assert body["result"] == "queued"
         assert body["jobId"].startswith("export:2026-09:force:")
         assert body["alreadyQueued"] is False
+        assert body["reason"] is None  # scripts may leave it out, as `rebuild` may
         for month, message in [
             ("2026-07", "before the first published month"),
             ("2099-01", "not closed yet"),
@@ -324,7 +357,18 @@ async def test_rebuild_for_api_clients(settings: Settings, pool: Pool) -> None:
             assert message in (await bad.json())["message"]
         missing = await client.post("/ops/rebuild", headers=BEARER)
         assert missing.status == 400
-    assert [j.job_id for j in await queued(settings.redis_url)] == [body["jobId"]]
+        too_long = {"month": "2026-10", "reason": "z" * 201}
+        refused = await client.post("/ops/rebuild", data=too_long, headers=BEARER)
+        assert refused.status == 400
+        assert (await refused.json())["error"] == "invalid_reason"
+        why = {"month": "2026-10", "reason": "late games"}
+        with_reason = await (await client.post("/ops/rebuild", data=why, headers=BEARER)).json()
+        assert with_reason["reason"] == "late games"
+    jobs = {j.job_id: j.kwargs for j in await queued(settings.redis_url)}
+    assert jobs == {
+        body["jobId"]: {"month": "2026-09", "force": True},
+        with_reason["jobId"]: {"month": "2026-10", "force": True, "reason": "late games"},
+    }
 
 
 async def test_the_dashboard_without_redis(settings: Settings, pool: Pool) -> None:

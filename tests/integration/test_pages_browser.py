@@ -1,23 +1,35 @@
 """The public pages in a real headless Chromium (Debian's, driven by Playwright): the table
 matches the manifest, the links download the real files, the details and the chart are there,
-the page works without JavaScript, fits 1280 px and a 390 px phone without sideways scrolling,
-months have anchors, and the statistics are SVG pictures with titles and descriptions; / leads
-a browser to it, and errors are pages. Screenshots go to tests/artifacts/."""
+the page works without JavaScript, fits 1280 px and phones of 320, 360 and 390 px without
+sideways scrolling (``/ops/`` too: every cell whole on screen, no scroller that clips, code
+wrapping at spaces only), months have anchors, and the statistics are SVG pictures with
+titles and descriptions; / leads a browser to it, and errors are pages. Screenshots go to
+tests/artifacts/."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestServer
 from playwright.async_api import Browser, Page, ViewportSize
 
+from gomoku_archive.db import archive_store, source
 from gomoku_archive.db.pool import Pool
+from gomoku_archive.demo.games import generate_month
+from gomoku_archive.export.month import export_month
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.writer import ROOT_PROPERTIES
+from gomoku_archive.queue.connection import connect
+from gomoku_archive.queue.enqueue import enqueue_forced_export
+from gomoku_archive.settings import Settings
+from gomoku_archive.web.app import create_app
+from gomoku_archive.web.ops import page as ops_page
 from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month, serving
 
 pytestmark = pytest.mark.browser
@@ -221,6 +233,145 @@ async def test_a_phone_never_scrolls_sideways(
         assert page_width <= layout_width, sticking_out
     finally:
         await context.close()
+
+
+PHONE_LAYOUT = r"""() => {
+  const width = document.documentElement.clientWidth;  // the layout viewport, not innerWidth
+  const shown = e => e.getClientRects().length > 0;
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+    + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ')[0] : '');
+  // Every scroll container that scrolls: only a code block may, and only for a token wider
+  // than the block, with the shadow that says so (a local background layer).
+  const scrollers = [...document.querySelectorAll('body *')].filter(e => {
+    const x = getComputedStyle(e).overflowX;
+    return (x === 'auto' || x === 'scroll') && e.scrollWidth > e.clientWidth + 1;
+  }).map(e => {
+    const tokens = [...e.querySelectorAll('span.t')];
+    const wide = tokens.some(t => t.getBoundingClientRect().width > e.clientWidth * 0.8);
+    const cue = getComputedStyle(e).backgroundAttachment.includes('local');
+    return {element: name(e), scroll: e.scrollWidth, client: e.clientWidth,
+      allowed: e.tagName === 'PRE' && wide && cue};
+  });
+  // Every cell of every table that shows, whole inside the screen.
+  const cut = [...document.querySelectorAll('table th, table td')].filter(shown).filter(c => {
+    const r = c.getBoundingClientRect();
+    return r.left < -0.5 || r.right > width + 0.5;
+  }).map(c => name(c) + ': ' + c.textContent.trim().slice(0, 40));
+  // Every line break inside a code block falls at a space (or, in an SGF record line,
+  // between two properties): never inside a token.
+  const broken = [];
+  for (const block of document.querySelectorAll('pre')) {
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    let before = '', top = null;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const range = document.createRange();
+      for (let i = 0; i < node.length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rects = [...range.getClientRects()].filter(r => r.width > 0);
+        const char = node.data[i];
+        if (rects.length && !/\s/.test(char)) {
+          const now = Math.round(rects[0].top);
+          const at = /\s/.test(before) || (block.classList.contains('sgf') && before === ']');
+          if (top !== null && now > top && !at) {
+            const text = block.textContent, k = text.indexOf(node.data) + i;
+            broken.push(name(block) + ': ' + text.slice(Math.max(0, k - 12), k) + '|'
+              + text.slice(k, k + 12));
+          }
+          top = now;
+        }
+        before = char;
+      }
+    }
+  }
+  return {page: document.documentElement.scrollWidth, viewport: width,
+    scrollers, cut, broken, blocks: document.querySelectorAll('pre').length};
+}"""
+"""A phone's measure of a page: its width against the layout viewport's, the scroll
+containers that scroll and whether they may, table cells cut by the screen's edge, and line
+breaks inside a code block's tokens."""
+REASON = "12 games aborted by a server fault were scored as wins; rebuilt with them excluded"
+OPS_BEARER = {"Authorization": "Bearer test-ops-token-of-at-least-32-characters"}
+
+
+@pytest.fixture
+async def busy(settings: Settings, pool: Pool) -> AsyncIterator[TestServer]:
+    """Both pages at their fullest: three months, one rebuilt for a reason with its earlier
+    file kept, one with a long failure; two rebuilds waiting in the queue (so /ops/ lists jobs
+    and their times)."""
+    await publish_demo_month(pool, Month(2026, 8), 80, seed=1)
+    await publish_demo_month(pool, Month(2026, 9), 0)
+    await publish_demo_month(pool, Month(2026, 10), 45, seed=2)
+    late = [
+        tuple(getattr(g, c) for c in source.INSERT_COLUMNS)
+        for g in generate_month(Month(2026, 10), 12, seed=3)
+    ]
+    async with pool.acquire() as conn:
+        await source.insert_games(conn, "games", late)
+        await archive_store.record_failure(
+            conn, "2026-08", "ExportFailed: the source table answered with an error " * 4
+        )
+    rebuilt = await export_month(
+        pool, table="games", month=Month(2026, 10), force=True, reason=REASON
+    )
+    assert rebuilt.outcome == "published"
+    redis = await connect(settings.redis_url)
+    try:
+        now = datetime.now(UTC)
+        for month in (Month(2026, 8), Month(2026, 9)):
+            await enqueue_forced_export(redis, month, now=now, reason=f"{REASON} ({month})")
+    finally:
+        await redis.aclose(close_connection_pool=True)
+    server = TestServer(create_app(settings, pool=pool))
+    await server.start_server()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.mark.parametrize("viewport", PHONES, ids=lambda v: f"{v['width']}px")
+@pytest.mark.parametrize("path", ["/database/", "/ops/"])
+async def test_both_pages_fit_a_phone_whole(
+    busy: TestServer,
+    browser: Browser,
+    viewport: ViewportSize,
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No sideways scrolling, no scroller that clips a table (the months are cards on a phone,
+    every cell whole on screen), and code that wraps at spaces, never inside a token; a token
+    wider than the screen scrolls inside its own block, which shows a shadow at its edge."""
+    monkeypatch.setattr(ops_page, "REFRESH_SECONDS", 0)  # /ops/ must not reload mid-measure
+    context = await browser.new_context(
+        viewport=viewport,
+        is_mobile=True,
+        device_scale_factor=2,
+        extra_http_headers=OPS_BEARER,
+    )
+    try:
+        page = await context.new_page()
+        response = await page.goto(str(busy.make_url(path)))
+        assert response is not None and response.status == 200
+        if path == "/database/":
+            await page.locator("tr.details details summary").first.click()
+            note = page.locator('tr.details[data-month="2026-10"] p.rebuild-reason')
+            assert REASON in await note.inner_text()
+        else:
+            october = page.locator("#months tbody tr", has_text="2026-10")
+            assert f"rebuilt because: {REASON}" in await october.inner_text()
+        found = await page.evaluate(PHONE_LAYOUT)
+        name = f"{path.strip('/')}-{viewport['width']}.png"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / f"phone-{name}"), full_page=True)
+    finally:
+        await context.close()
+    assert found["viewport"] == viewport["width"]
+    assert found["page"] <= found["viewport"], found
+    assert [s for s in found["scrollers"] if not s["allowed"]] == [], found["scrollers"]
+    assert found["cut"] == [], found["cut"]
+    assert found["broken"] == [], found["broken"]
+    assert found["blocks"] == (7 if path == "/database/" else 0)
 
 
 @pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "1280"), (PHONE, "390")])

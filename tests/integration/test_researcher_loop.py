@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import html
 import json
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -26,6 +24,7 @@ from typing import Any
 import pytest
 
 from gomoku_archive.about import version
+from tests.integration.api_support import code_block
 from tests.integration.sync_support import archives, slow_proxy
 from tests.integration.test_demo import (  # noqa: F401 (fixtures)
     StartDemo,
@@ -52,9 +51,7 @@ def current(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def page_lines(base: str) -> tuple[str, str]:
     """The page's two lines: install the tool, sync a folder."""
     page = get(f"{base}/database/").decode()
-    block = re.search(r'<pre id="sync">(.*?)</pre>', page, re.S)
-    assert block is not None, page
-    install, sync = html.unescape(block.group(1)).splitlines()
+    install, sync = code_block(page, "sync").splitlines()
     return install, sync
 
 

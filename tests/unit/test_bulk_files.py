@@ -170,6 +170,7 @@ def test_a_zero_game_month_rebuilt_with_games_keeps_its_entry_and_is_a_rebuild()
             "excludedGames": 4,
             "publishedAt": "2026-11-01T06:00:00Z",
             "supersededAt": "2026-11-20T06:00:00Z",
+            "rebuildReason": None,
         }
     ]
     parsed = feedparser.parse(build_feed(document, "https://gomokuparty.com"))
@@ -232,4 +233,49 @@ def test_feed_titles_count_games_in_words() -> None:
         "1 game",
         "2 games",
         "1,234 games",
+    ]
+
+
+def test_a_rebuilds_entry_says_why_and_a_restore_keeps_the_first_entry() -> None:
+    """The reason is part of the file's own entry (which never changes); a restore's entry
+    does not borrow the restored file's first reason."""
+    new = PreviousFile(
+        file_name=archive_file_name(Month(2026, 10), NEW),
+        sha256=NEW,
+        bytes=1009,
+        games=9,
+        candidate_games=12,
+        excluded_games=3,
+        published_at=datetime(2026, 11, 20, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, 25, 6, tzinfo=UTC),
+        rebuild_reason="2 <late> games & a fix",
+    )
+    rebuilt = replace(
+        summary("2026-10", 9, NEW, 20), rebuild_reason="2 <late> games & a fix", previous=()
+    )
+    first = replace(summary("2026-10", 7, OLD, 1), rebuild_reason=None)
+    earlier = PreviousFile(
+        file_name=archive_file_name(Month(2026, 10), OLD),
+        sha256=OLD,
+        bytes=1007,
+        games=7,
+        candidate_games=10,
+        excluded_games=3,
+        published_at=datetime(2026, 11, 1, 6, tzinfo=UTC),
+        superseded_at=datetime(2026, 11, 20, 6, tzinfo=UTC),
+    )
+    xml = build_feed(build_manifest([replace(rebuilt, previous=(earlier,))]), "https://x.example")
+    assert b"2 &lt;late&gt; games &amp; a fix" in xml
+    parsed = feedparser.parse(xml)
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert parsed.entries[0].summary.endswith("Reason for the rebuild: 2 <late> games & a fix")
+    assert "Reason" not in parsed.entries[1].summary  # the month's first file: no rebuild
+
+    restored = replace(first, previous=(new,))
+    parsed = feedparser.parse(build_feed(build_manifest([restored]), "https://x.example"))
+    titles = [(e.title, "Reason for the rebuild" in e.summary) for e in parsed.entries]
+    assert titles == [
+        ("2026-10 restored: 7 games", False),
+        ("2026-10 rebuilt: 9 games", True),
+        ("2026-10: 7 games", False),
     ]

@@ -54,6 +54,9 @@ class Row:
     error: str | None = None
     built_at: datetime | None = None
     mirror: Mirror = Mirror()
+    rebuild_reason: str | None = None
+    last_rebuild_at: datetime | None = None
+    last_rebuild_reason: str | None = None
 
 
 def published(month: str, at: datetime = T0) -> Row:

@@ -93,6 +93,7 @@ def test_previous_files_newest_first() -> None:
         "publishedAt": "2026-10-05T00:00:00Z",
         "firstPublishedAt": "2026-10-05T00:00:00Z",
         "supersededAt": "2026-10-06T12:00:00Z",
+        "rebuildReason": None,
     }
     assert doc["totalGames"] == 5, "earlier files are history, not more games"
 
@@ -121,3 +122,19 @@ def test_archive_names() -> None:
 )
 def test_hostile_names(name: str) -> None:
     assert not is_archive_name(name)
+
+
+def test_each_version_carries_the_reason_it_was_rebuilt_for() -> None:
+    """Added fields only (schemaVersion stays 1): the month's current file and each earlier
+    file or zero-game listing say why the rebuild that built them was asked, null if none."""
+    name = archive_file_name(Month(2026, 9), SHA)
+    earlier = replace(previous("a" * 64, 5), rebuild_reason="late games arrived")
+    current = replace(
+        summary("2026-09", 5, name), rebuild_reason="scores fixed", previous=(earlier,)
+    )
+    doc = build_manifest([current, summary("2026-08", 0, None)])
+    assert doc["schemaVersion"] == 1
+    sept, aug = doc["months"]
+    assert sept["rebuildReason"] == "scores fixed"
+    assert [p["rebuildReason"] for p in sept["previousFiles"]] == ["late games arrived"]
+    assert aug["rebuildReason"] is None

@@ -8,7 +8,9 @@ the file's SHA-256, and a rebuild is a new entry that names the file it replaces
 changed in the counts. A rebuild that gives back an earlier file's bytes publishes that file
 again (its URL and ``firstPublishedAt`` never change; ``publishedAt`` becomes the restore's
 time): that restore is an entry of its own, dated when it happened, beside the file's first
-publication."""
+publication. A file built by a rebuild that was given a reason (``rebuildReason``) says it in
+its entry; a restore's own reason is for operators only (the restored file keeps the reason it
+was first built for, so its first entry never changes)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ class Publication:
     restored: bool = False
     later_listing: bool = False
     """A zero-game listing after the month's first one (its id then names its time)."""
+    rebuild_reason: str | None = None
+    """Why the rebuild that built this file (or listing) was asked."""
 
 
 def publications(document: Mapping[str, Any]) -> list[tuple[Publication, Publication | None]]:
@@ -106,6 +110,7 @@ def _publication(month: str, file: Mapping[str, Any]) -> Publication:
         excluded_games=file["excludedGames"],
         published_at=file.get("firstPublishedAt", file["publishedAt"]),
         download_url=file["downloadUrl"],
+        rebuild_reason=file.get("rebuildReason"),
     )
 
 
@@ -121,6 +126,7 @@ def _listing(month: str, listing: Mapping[str, Any]) -> Publication:
         excluded_games=listing["excludedGames"],
         published_at=listing["publishedAt"],
         download_url=None,
+        rebuild_reason=listing.get("rebuildReason"),
     )
 
 
@@ -156,8 +162,9 @@ def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
         body = f"{p.month} has no games in scope: {counts}. There is no file to download."
     else:
         body = f"{p.file}: {counts}, {p.bytes:,} bytes, sha256 {p.sha256}."
+    why = f" Reason for the rebuild: {p.rebuild_reason}" if p.rebuild_reason else ""
     if replaced is None:
-        return f"{p.month}: {games(p.games)}", body
+        return f"{p.month}: {games(p.games)}", body + why
     old = replaced.file or "the month's zero-game listing"
     changes = ", ".join(
         (
@@ -175,7 +182,7 @@ def describe(p: Publication, replaced: Publication | None) -> tuple[str, str]:
         )
     return (
         f"{p.month} rebuilt: {games(p.games)}",
-        f"{body} It replaces {old}{kept}: {changes}.",
+        f"{body} It replaces {old}{kept}: {changes}.{why}",
     )
 
 

@@ -48,6 +48,8 @@ class PreviousFile:
     superseded_at: datetime
     first_published_at: datetime | None = None
     """When these bytes were first published (None: at ``published_at``)."""
+    rebuild_reason: str | None = None
+    """Why the rebuild that built this file was asked (None: not a rebuild, or no reason)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,8 @@ class PreviousListing:
     excluded_games: int
     published_at: datetime
     superseded_at: datetime
+    rebuild_reason: str | None = None
+    """Why the rebuild that published this listing was asked (None: none, or no reason)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,9 @@ class MonthSummary:
     time they became the month's current file, later after a restore (None: the same)."""
     stats: MonthStats | None = None
     """The published games' statistics; None for a month published before they were counted."""
+    rebuild_reason: str | None = None
+    """Why the rebuild that built the current file (or listing) was asked; None when it was
+    not a rebuild, or no reason was given."""
 
 
 def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
@@ -115,6 +122,7 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
         "excludedGames": summary.excluded_games,
         "exclusions": full_counts(summary.exclusions, ALL_REASONS),
         "results": full_counts(summary.results, ALL_TERMINATIONS),
+        "rebuildReason": summary.rebuild_reason,
         "previousFiles": [previous_entry(p) for p in newest_first(summary.previous)],
         "previousZeroGameListings": [
             {
@@ -122,6 +130,7 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
                 "excludedGames": p.excluded_games,
                 "publishedAt": utc_iso(p.published_at),
                 "supersededAt": utc_iso(p.superseded_at),
+                "rebuildReason": p.rebuild_reason,
             }
             for p in sorted(
                 summary.previous_listings,
@@ -192,6 +201,7 @@ def previous_entry(previous: PreviousFile) -> dict[str, Any]:
         "publishedAt": utc_iso(previous.published_at),
         "firstPublishedAt": utc_iso(previous.first_published_at or previous.published_at),
         "supersededAt": utc_iso(previous.superseded_at),
+        "rebuildReason": previous.rebuild_reason,
     }
 
 

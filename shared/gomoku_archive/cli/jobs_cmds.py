@@ -16,6 +16,7 @@ from gomoku_archive.errors import DatabaseUnavailable, InvalidMonth, RedisUnavai
 from gomoku_archive.jobs.month_view import MonthStatus, without_orphans
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import QueueSnapshot
+from gomoku_archive.jobs.rebuild_reason import MAX_REASON_CHARS, rebuild_reason
 from gomoku_archive.jobs.status_document import status_document
 from gomoku_archive.queue.connection import REDIS_ANSWER_SECONDS, queue_client
 from gomoku_archive.queue.enqueue import enqueue_forced_export
@@ -43,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="queue a forced export of a closed month",
         description="Queues a forced export of a closed month for the worker and prints the "
         "job's id. The month is built again and published only if its bytes changed; the "
-        "current file stays downloadable as a superseded version.",
+        "current file stays downloadable as a superseded version. Give the reason with "
+        "--reason: when the file changes, downloaders read it on /database/, in the feed and "
+        "in the manifest; when it does not, operators still see it on /ops/.",
     )
     p.add_argument(
         "--month",
@@ -51,6 +54,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         required=True,
         metavar="YYYY-MM",
         help="the closed month to rebuild",
+    )
+    p.add_argument(
+        "--reason",
+        metavar="TEXT",
+        help=f"why, in one line of plain text (at most {MAX_REASON_CHARS} characters), e.g. "
+        '"12 games aborted by a server fault were scored as wins"; public when the file '
+        "changes. Optional, so that scripts keep working; the /ops/ form asks for one",
     )
     p.set_defaults(run=cmd_rebuild)
 
@@ -113,17 +123,19 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     refusal = export_refusal(args.month, first=settings.export_first_month, now=now)
     if refusal is not None:
         raise InvalidMonth(refusal)
+    reason = rebuild_reason(args.reason)
 
     async def main() -> tuple[str, bool]:
         async with queue_client(settings.redis_url) as client:
-            ticket = await enqueue_forced_export(client, args.month, now=now)
+            ticket = await enqueue_forced_export(client, args.month, now=now, reason=reason)
         return ticket.job_id, ticket.already_queued
 
     job_id, already_queued = run(main)
     print(job_id)
     if already_queued:
         print(
-            f"gomoku-archive: a rebuild of {args.month} was already waiting; not queued twice",
+            f"gomoku-archive: a rebuild of {args.month} was already waiting; not queued twice "
+            "(it keeps the reason it was queued with)",
             file=sys.stderr,
         )
     return 0

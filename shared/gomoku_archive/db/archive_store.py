@@ -56,6 +56,13 @@ class ArchiveRow:
     mirror: MirrorRecord
     first_published_at: datetime | None = None
     """When these bytes were first published (see migration 0007): their Last-Modified."""
+    rebuild_reason: str | None = None
+    """Why the forced rebuild that built this row was asked (see migration 0011)."""
+    last_rebuild_at: datetime | None = None
+    """The latest forced rebuild that left this published row as it was (same bytes, or this
+    earlier file restored)."""
+    last_rebuild_reason: str | None = None
+    """That rebuild's reason (None: none given)."""
 
     @property
     def last_modified(self) -> datetime | None:
@@ -87,6 +94,7 @@ class ArchiveRow:
             previous=tuple(previous),
             previous_listings=tuple(previous_listings),
             stats=stats,
+            rebuild_reason=self.rebuild_reason,
         )
 
     def previous_listing(self) -> PreviousListing:
@@ -100,6 +108,7 @@ class ArchiveRow:
             excluded_games=self.excluded_games,
             published_at=self.published_at,
             superseded_at=self.superseded_at,
+            rebuild_reason=self.rebuild_reason,
         )
 
     def previous_file(self) -> PreviousFile:
@@ -119,6 +128,7 @@ class ArchiveRow:
             published_at=self.published_at,
             superseded_at=self.superseded_at,
             first_published_at=self.first_published_at,
+            rebuild_reason=self.rebuild_reason,
         )
 
 
@@ -194,7 +204,8 @@ ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
     published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
     mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes,
-    cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at, first_published_at"""
+    cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at, first_published_at,
+    rebuild_reason, last_rebuild_at, last_rebuild_reason"""
 """Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
 kilobytes of counts that a download's lookup should not fetch and decode."""
 _MIRROR_COLUMNS = {
@@ -366,9 +377,13 @@ async def still_building(conn: Connection, archive_ids: Collection[int]) -> set[
     return {r["id"] for r in rows}
 
 
-async def start_building(conn: Connection, month: str) -> int:
+async def start_building(conn: Connection, month: str, *, reason: str | None = None) -> int:
+    """A new ``building`` row of ``month``; ``reason``: why its forced rebuild was asked."""
     archive_id: int = await conn.fetchval(
-        "INSERT INTO archives (month, state) VALUES ($1, 'building') RETURNING id", month
+        "INSERT INTO archives (month, state, rebuild_reason) VALUES ($1, 'building', $2) "
+        "RETURNING id",
+        month,
+        reason,
     )
     return archive_id
 
@@ -417,6 +432,10 @@ async def publish(
       the new copy dropped (its URL, and its publication time, never changed). Outcome
       ``restored``.
     - Otherwise the new row is published and the previous one superseded. Outcome ``published``.
+
+    The new row's rebuild reason stays with it when it is published; when the build ends on
+    another row (``unchanged``, ``restored``), that row records the rebuild and its reason as
+    its last one, for operators, and keeps its own reason (see migration 0011).
     """
     file_name = built.file_name if built else None
     async with transaction(conn):
@@ -426,6 +445,7 @@ async def publish(
             month,
         )
         if current is not None and current["file_name"] == file_name:
+            await _record_rebuild(conn, current["id"], archive_id)
             await _drop(conn, archive_id)
             row = await _set_counts(conn, current["id"], counts)
             if _listed_counts(row) != _listed_counts(archive_row(current)):
@@ -446,6 +466,7 @@ async def publish(
                 file_name,
             )
         if earlier is not None:
+            await _record_rebuild(conn, earlier, archive_id)
             await _drop(conn, archive_id)
             # published_at is now (the month's history reads in order); first_published_at
             # stays the moment these bytes were first published: the file's Last-Modified, as
@@ -507,6 +528,17 @@ async def record_failure(conn: Connection, month: str, error: str) -> None:
         "VALUES ($1, 'failed', now(), now(), $2)",
         month,
         error[:2000],
+    )
+
+
+async def _record_rebuild(conn: Connection, kept_id: int, build_id: int) -> None:
+    """The build ``build_id`` ended on the row ``kept_id``: record it there as the row's last
+    rebuild, with the build's reason."""
+    await conn.execute(
+        "UPDATE archives SET last_rebuild_at = now(), last_rebuild_reason = "
+        "(SELECT rebuild_reason FROM archives WHERE id = $2) WHERE id = $1",
+        kept_id,
+        build_id,
     )
 
 

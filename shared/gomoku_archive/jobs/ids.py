@@ -59,6 +59,16 @@ def forced_export_job_id(month: Month, requested_at: datetime) -> str:
     return forced_export_prefix(month) + stamp
 
 
+def forced_export_arguments(month: Month, reason: str | None) -> dict[str, str | bool]:
+    """The keyword arguments of a forced rebuild's ``export_month`` job (primitives, JSON).
+    ``reason`` (see ``jobs.rebuild_reason``) only when one was given, so that a rebuild
+    without one still runs on a worker of a release before reasons existed."""
+    arguments: dict[str, str | bool] = {"month": str(month), "force": True}
+    if reason is not None:
+        arguments["reason"] = reason
+    return arguments
+
+
 def forced_export_prefix(month: Month) -> str:
     """What every forced rebuild id of ``month`` starts with."""
     return f"export:{month}:force:"

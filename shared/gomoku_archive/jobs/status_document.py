@@ -60,6 +60,9 @@ def _archive_doc(row: ArchiveFacts | None) -> dict[str, Any] | None:
         "buildSeconds": seconds,
         "lastGoodBuildAt": _iso(row.built_at),
         "error": row.error,
+        "rebuildReason": row.rebuild_reason,
+        "lastRebuildAt": _iso(row.last_rebuild_at),
+        "lastRebuildReason": row.last_rebuild_reason,
         "mirror": {
             "key": row.mirror.key,
             "verifiedAt": _iso(row.mirror.verified_at),

@@ -25,6 +25,7 @@ from gomoku_archive.jobs.ids import (
     MIRROR_FUNCTION,
     RANGE_FUNCTION,
     export_job_id,
+    forced_export_arguments,
     forced_export_job_id,
     forced_export_prefix,
     mirror_job_id,
@@ -144,12 +145,19 @@ class RebuildTicket:
 
 
 async def enqueue_forced_export(
-    client: ArqRedis, month: Month, *, now: datetime, within_seconds: float = REDIS_ANSWER_SECONDS
+    client: ArqRedis,
+    month: Month,
+    *,
+    now: datetime,
+    reason: str | None = None,
+    within_seconds: float = REDIS_ANSWER_SECONDS,
 ) -> RebuildTicket:
-    """Queue a forced rebuild of ``month`` (see ``jobs.ids`` for why it has its own id).
+    """Queue a forced rebuild of ``month`` (see ``jobs.ids`` for why it has its own id), with
+    the operator's ``reason`` (already checked by ``jobs.rebuild_reason``; None: none given).
 
-    A forced rebuild of the same month that has not started yet is reused; one that is running
-    does not count, since the operator may have fixed the source data after it started.
+    A forced rebuild of the same month that has not started yet is reused, with the reason it
+    was queued with; one that is running does not count, since the operator may have fixed the
+    source data after it started.
 
     Bounded: ``RedisUnavailable`` when Redis does not answer within ``within_seconds``. The job
     is then never queued later either: the enqueue is a script that Redis runs only before a
@@ -171,9 +179,8 @@ async def enqueue_forced_export(
             if waiting:
                 return RebuildTicket(waiting[0], already_queued=True)
             job_id = forced_export_job_id(month, now)
-            added = await _enqueue_before(
-                client, deadline_ms, job_id, EXPORT_FUNCTION, {"month": str(month), "force": True}
-            )
+            arguments = forced_export_arguments(month, reason)
+            added = await _enqueue_before(client, deadline_ms, job_id, EXPORT_FUNCTION, arguments)
     except TimeoutError as exc:
         raise RedisUnavailable(
             f"Redis did not answer within {within_seconds:.0f} s; nothing was queued"

@@ -90,3 +90,16 @@ def test_token_comparison_ignores_surrounding_blanks() -> None:
     assert auth.token_matches(TOKEN, f" {TOKEN}\n")
     assert not auth.token_matches(TOKEN, TOKEN[:-1])
     assert not auth.token_matches(TOKEN, "")
+
+
+def test_credentials_that_are_not_ascii_are_wrong_not_errors() -> None:
+    """aiohttp gives header bytes that are not UTF-8 as lone surrogates (surrogateescape)."""
+    for value in ("\udcff\udcfe-not-utf-8", "tést-ünicode", TOKEN + "\udce9"):
+        assert not auth.same_secret(value, TOKEN)  # a bearer's check (raw bytes: integration)
+        assert auth.check_session(TOKEN, f"v1.1.abc.{value}") == "bad_session"
+        assert not auth.token_matches(TOKEN, value)
+        assert auth.read_flash(TOKEN, f"e30.{value}") is None
+        session = auth.check_session(TOKEN, auth.new_session(TOKEN))
+        assert isinstance(session, auth.Operator)
+        assert not auth.csrf_ok(TOKEN, session, value)
+    assert auth.same_secret(TOKEN, TOKEN)

@@ -204,8 +204,56 @@ def test_the_health_line_reads_as_words_and_says_what_it_counts() -> None:
 
 
 def test_the_rebuild_confirmation_keeps_its_two_targets_apart() -> None:
-    html = render("ops/confirm_rebuild.html", month="2026-09", csrf="abc")
+    html = render(
+        "ops/confirm_rebuild.html",
+        month="2026-09",
+        csrf="abc",
+        reason="",
+        max_reason=200,
+        message=None,
+    )
     assert '<p class="actions"><button type="submit">Rebuild 2026-09</button>' in html
     assert '<a href="/ops/" class="cancel">Cancel</a></p>' in html
     layout = render("ops/login.html", **login_context(message=None))
     assert ".actions { display: flex;" in layout and "gap: 0.75rem 1.5rem" in layout
+
+
+def test_a_months_rebuild_reasons_show_under_its_file_escaped() -> None:
+    """Why the published file was rebuilt, the last rebuild that kept it (same bytes) with its
+    reason, and a failed rebuild's reason: operators see every one, as text."""
+    kept = replace(
+        published("2026-09"),
+        rebuild_reason=f"scores {EVIL}",
+        last_rebuild_at=NOW,
+        last_rebuild_reason="checking & nothing changed",
+    )
+    plain = replace(published("2026-08"), last_rebuild_at=NOW)
+    failed = replace(
+        published("2026-10"),
+        state="failed",
+        failed_at=NOW,
+        error="boom",
+        rebuild_reason="late games",
+    )
+    html = mirror_page(kept, plain, failed)
+    text = " ".join(html.split())
+    assert "<script>" not in html
+    assert "rebuilt because: scores &lt;script&gt;" in text
+    assert "kept this file: checking &amp; nothing changed" in text
+    assert "kept this file: no reason given" in text
+    assert "rebuild asked because: late games" in text
+
+
+def test_the_rebuild_confirmation_asks_why_and_shows_what_was_typed() -> None:
+    html = render(
+        "ops/confirm_rebuild.html",
+        month="2026-09",
+        csrf="abc",
+        reason=f'"{EVIL}',
+        max_reason=200,
+        message="Not queued: say why, in one line.",
+    )
+    assert '<input id="rebuild-reason" name="reason" value="&#34;&lt;script&gt;' in html
+    assert 'maxlength="200" required' in html
+    assert 'id="reason-refused">Not queued: say why, in one line.</p>' in html
+    assert "<script>" not in html

@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 
 import jinja2
 import pytest
+from markupsafe import Markup
 
 from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.web.pages.database import render_database_page, totals
 from gomoku_archive.web.pages.handlers import error_page
 from gomoku_archive.web.pages.templating import (
+    code_pieces,
     duration,
     environment,
     human_bytes,
@@ -122,3 +124,69 @@ def test_the_error_page_uses_the_layout() -> None:
     assert "<script" not in html
     other = error_page(503, "unavailable", "the archive database is unavailable").decode()
     assert "Service Unavailable" in other and "The archive database is unavailable." in other
+
+
+@pytest.mark.parametrize(
+    ("text", "sgf", "pieces"),
+    [
+        (
+            "go sync --base-url http://h/x?a=b",
+            False,
+            [
+                ("text", "go"),
+                ("text", " "),
+                ("text", "sync"),
+                ("text", " "),
+                ("whole", "--base-url"),
+                ("text", " "),
+                ("whole", "http://h/x?a=b"),
+            ],
+        ),
+        (
+            "    x = f(y)\n",
+            False,
+            [
+                ("text", "    "),
+                ("text", "x"),
+                ("text", " "),
+                ("text", "="),
+                ("text", " "),
+                ("whole", "f(y)"),
+                ("text", "\n"),
+            ],
+        ),
+        (
+            "(;FF[4]RU[Go Free];B[hh])",
+            True,
+            [
+                ("whole", "(;FF[4]"),
+                ("break", ""),
+                ("whole", "RU[Go Free]"),
+                ("break", ""),
+                ("whole", ";B[hh])"),
+            ],
+        ),
+        ("", False, []),
+    ],
+)
+def test_code_is_cut_into_words_and_whole_tokens(
+    text: str, sgf: bool, pieces: list[tuple[str, str]]
+) -> None:
+    assert code_pieces(text, sgf) == pieces
+    assert "".join(piece for _, piece in code_pieces(text, sgf)) == text
+
+
+def test_code_captured_by_a_template_stays_escaped_once() -> None:
+    captured = Markup("curl -O http://h/?a=1&amp;b=&lt;2&gt;")
+    pieces = code_pieces(captured)
+    assert all(isinstance(piece, Markup) for _, piece in pieces)
+    assert pieces[-1] == ("whole", Markup("http://h/?a=1&amp;b=&lt;2&gt;"))
+    block = environment().from_string(
+        '{% from "code.html" import code %}{% set c %}curl {{ url }}{% endset %}{{ code(c, "x") }}'
+        "{{ code(plain) }}"
+    )
+    html = block.render(url="http://h/?a=1&b=<2>", plain="a <b> --c")
+    assert html == (
+        '<pre id="x" tabindex="0">curl <span class="t">http://h/?a=1&amp;b=&lt;2&gt;</span></pre>'
+        '<pre tabindex="0">a <span class="t">&lt;b&gt;</span> <span class="t">--c</span></pre>'
+    )

@@ -100,6 +100,7 @@ async def export_month(
     time_limit: TimeLimit | None = None,
     ranges: RangeOptions | None = None,
     on_planned: Planned | None = None,
+    reason: str | None = None,
 ) -> ExportResult:
     """Build and publish ``month``'s archive under the month's export lock.
 
@@ -110,7 +111,8 @@ async def export_month(
     of the run is recorded on the month (a ``failed`` row with the error, no chunks) when the
     database still answers, and raised: the error itself, not a complaint about the
     connection it broke. ``ranges`` says who else exports the month's ranges and reads them
-    where; the bytes are the same whoever exports which range.
+    where; the bytes are the same whoever exports which range. ``reason``: why a forced rebuild
+    was asked (``jobs.rebuild_reason``), kept with its build's row.
     """
     started = time.monotonic()
     loop_started = asyncio.get_running_loop().time()
@@ -143,6 +145,7 @@ async def export_month(
                 progress,
                 ranges or RangeOptions(),
                 _Hooks(why_cancelled, timed_out, planned),
+                reason,
             )
     except TimeoutError as exc:
         if time_limit is not None and deadline.expired():
@@ -195,13 +198,14 @@ async def _export(
     progress: Progress | None,
     options: RangeOptions,
     hooks: _Hooks,
+    reason: str | None,
 ) -> tuple[Outcome, ArchiveRow | None]:
     async with pool.acquire() as lock_conn:
         if not await locks.try_lock_month(lock_conn, month):
             raise ExportLocked(f"another process is exporting {month}")
         try:
             return await _export_locked(
-                pool, lock_conn, table, month, force, progress, options, hooks
+                pool, lock_conn, table, month, force, progress, options, hooks, reason
             )
         finally:
             # A lost session took the lock with it; there is nothing left to unlock then.
@@ -219,6 +223,7 @@ async def _export_locked(
     progress: Progress | None,
     options: RangeOptions,
     hooks: _Hooks,
+    reason: str | None,
 ) -> tuple[Outcome, ArchiveRow | None]:
     archive_id: int | None = None
     try:
@@ -232,7 +237,7 @@ async def _export_locked(
             existing = await archive_store.published_for_month(lock_conn, str(month))
             if existing is not None:
                 return "skipped", existing
-        archive_id = await archive_store.start_building(lock_conn, str(month))
+        archive_id = await archive_store.start_building(lock_conn, str(month), reason=reason)
         counts, built = await _build(
             pool, lock_conn, archive_id, table, month, progress, options, hooks.planned
         )

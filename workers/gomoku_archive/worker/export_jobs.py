@@ -20,13 +20,20 @@ from arq.connections import ArqRedis
 
 from gomoku_archive.db import archive_store, locks, range_store
 from gomoku_archive.db.pool import Connection
-from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
+from gomoku_archive.errors import (
+    ExportFailed,
+    ExportLocked,
+    ExportTimeout,
+    InvalidMonth,
+    InvalidRebuildReason,
+)
 from gomoku_archive.export import month as month_export
 from gomoku_archive.export import range_run
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.jobs.planning import export_refusal
+from gomoku_archive.jobs.rebuild_reason import rebuild_reason
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import REDIS_ERRORS
@@ -64,19 +71,29 @@ class _JobLog:
 
 
 async def export_month(
-    ctx: dict[str, Any], month: str, force: bool = False, range_candidates: int | None = None
+    ctx: dict[str, Any],
+    month: str,
+    force: bool = False,
+    range_candidates: int | None = None,
+    reason: str | None = None,
 ) -> dict[str, Any]:
     """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
     from the month's size: plan its ranges, queue a range job for each (any worker runs them),
     export ranges here too, assemble and publish. Returns the job's summary (kept by arq as its
-    result). ``range_candidates`` overrides K (tests; it changes the bytes of big months)."""
+    result). ``range_candidates`` overrides K (tests; it changes the bytes of big months).
+    ``reason``: why a forced rebuild was asked, kept with its build (``rebuild_reason`` in the
+    job's line)."""
     job_id = str(ctx.get("job_id", ""))
     attempt = int(ctx.get("job_try", 1))
     job = _JobLog(job_id=job_id, month=month, force=force, attempt=attempt)
+    if reason is not None:
+        job.fields["rebuild_reason"] = reason
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
-        target = _exportable(ctx, month, job)
+        target, kept_reason = _exportable(ctx, month, reason, job)
         try:
-            result = await _export_within_limit(ctx, target, force, job, range_candidates)
+            result = await _export_within_limit(
+                ctx, target, force, job, range_candidates, kept_reason
+            )
         except asyncio.CancelledError:
             job.finish(
                 "cancelled", "warning", reason="worker shutting down; the job runs again later"
@@ -267,22 +284,32 @@ def _range_skipped(
     return summary
 
 
-def _exportable(ctx: dict[str, Any], month: str, job: _JobLog) -> Month:
-    """The month, when it may be exported now; otherwise a permanent failure."""
+def _exportable(
+    ctx: dict[str, Any], month: str, reason: str | None, job: _JobLog
+) -> tuple[Month, str | None]:
+    """The month, when it may be exported now, and the rebuild's reason as it is kept (checked
+    again: the job's arguments come from Redis); otherwise a permanent failure."""
     try:
         target = Month.parse(month)
         first = settings_of(ctx).export_first_month
         refusal = export_refusal(target, first=first, now=clock_of(ctx)())
         if refusal is not None:
             raise InvalidMonth(refusal)
-    except InvalidMonth as exc:
+        if reason is not None and not isinstance(reason, str):
+            raise InvalidRebuildReason(f"a rebuild's reason is text, got {type(reason).__name__}")
+        return target, rebuild_reason(reason)
+    except (InvalidMonth, InvalidRebuildReason) as exc:
         job.finish("failed", "error", error=str(exc), failure="permanent")
         raise
-    return target
 
 
 async def _export_within_limit(
-    ctx: dict[str, Any], target: Month, force: bool, job: _JobLog, range_candidates: int | None
+    ctx: dict[str, Any],
+    target: Month,
+    force: bool,
+    job: _JobLog,
+    range_candidates: int | None,
+    reason: str | None,
 ) -> month_export.ExportResult:
     """Run the export under its running record (written before its first database statement,
     so operators and the watchdog see it alive from the start), within a time limit set from
@@ -299,6 +326,7 @@ async def _export_within_limit(
                 force=force,
                 time_limit=limit,
                 on_planned=record.planned,
+                reason=reason,
                 ranges=RangeOptions(
                     source_pool=source_pool_of(ctx),
                     spreads=(

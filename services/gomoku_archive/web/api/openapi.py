@@ -11,13 +11,21 @@ from gomoku_archive.gomoku.game import BOARD_SIZE
 from gomoku_archive.profile.stats import LENGTH_BIN, NO_TIME_CONTROL
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
 
-DOCUMENT_REVISED = datetime(2026, 12, 5, tzinfo=UTC)
+DOCUMENT_REVISED = datetime(2026, 12, 7, tzinfo=UTC)
 """The document's Last-Modified (it is built from constants): change it with the document
 (tests/unit/web/test_openapi_document.py holds the two together by the document's hash)."""
 OPENAPI_CACHING = "public, max-age=3600"
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _MANIFEST_REF = {"$ref": "#/components/schemas/Manifest"}
 _JSON_ERROR = {"application/json": {"schema": _ERROR}}
+_REBUILD_REASON = {
+    "type": ["string", "null"],
+    "minLength": 1,
+    "maxLength": 200,
+    "description": "Why the rebuild that built this file (or listing) was asked, as the "
+    "operators wrote it: one line of plain text; null when it was not a rebuild or no reason "
+    "was given. It never changes once published",
+}
 
 
 def _counts(keys: tuple[str, ...]) -> dict[str, Any]:
@@ -63,6 +71,7 @@ _MONTH = {
         "excludedGames": {"type": "integer", "minimum": 0},
         "exclusions": _counts(ALL_REASONS),
         "results": _counts(ALL_TERMINATIONS),
+        "rebuildReason": _REBUILD_REASON,
         "previousFiles": {
             "type": "array",
             "description": "Earlier files of a rebuilt month, most recently superseded first; "
@@ -176,6 +185,7 @@ _PREVIOUS_FILE = {
         "publishedAt": {"type": "string", "format": "date-time"},
         "firstPublishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
+        "rebuildReason": _REBUILD_REASON,
     },
 }
 
@@ -187,6 +197,7 @@ _PREVIOUS_ZERO_GAME_LISTING = {
         "excludedGames": {"type": "integer", "minimum": 0},
         "publishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
+        "rebuildReason": _REBUILD_REASON,
     },
 }
 

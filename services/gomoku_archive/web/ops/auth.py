@@ -8,7 +8,8 @@ site can neither read it nor make the browser send the cookie (SameSite), and th
 ``Sec-Fetch-Site`` headers are checked when the browser sends them. Bearer clients send no
 ambient credentials, so they need no CSRF token.
 
-Every comparison of secrets uses ``hmac.compare_digest``.
+Every comparison of secrets uses ``hmac.compare_digest``, on bytes (``same_secret``): whatever
+bytes a client sends, a credential that is not the right one is a wrong one, never an error.
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ class Operator:
     nonce: str | None = None
 
 
+def same_secret(submitted: str, expected: str) -> bool:
+    """Whether ``submitted`` is ``expected``, in constant time. aiohttp hands header bytes that
+    are not UTF-8 over as lone surrogates, which neither ``str.encode()`` nor ``compare_digest``
+    on ``str`` (ASCII only) accepts; ``surrogateescape`` gives back the bytes the client sent,
+    which then simply differ from the expected ones."""
+    return hmac.compare_digest(
+        submitted.encode("utf-8", "surrogateescape"), expected.encode("utf-8", "surrogateescape")
+    )
+
+
 def _mac(token: str, purpose: str, message: str) -> str:
     return hmac.new(token.encode(), f"{purpose}:{message}".encode(), hashlib.sha256).hexdigest()
 
@@ -57,7 +68,7 @@ def check_session(token: str, value: str, *, now: float | None = None) -> Operat
     if len(parts) != 4 or parts[0] != "v1" or not parts[1].isdigit():
         return "bad_session"
     _, issued, nonce, mac = parts
-    if not hmac.compare_digest(mac, _mac(token, "session", f"{issued}.{nonce}")):
+    if not same_secret(mac, _mac(token, "session", f"{issued}.{nonce}")):
         return "bad_session"
     age = (time.time() if now is None else now) - int(issued)
     if not -60 <= age <= SESSION_SECONDS:
@@ -73,7 +84,7 @@ def csrf_token(token: str, operator: Operator) -> str:
 def csrf_ok(token: str, operator: Operator, submitted: str | None) -> bool:
     if operator.via == "bearer":
         return True
-    return submitted is not None and hmac.compare_digest(submitted, csrf_token(token, operator))
+    return submitted is not None and same_secret(submitted, csrf_token(token, operator))
 
 
 def bearer_of(request: web.Request) -> str | None:
@@ -89,7 +100,7 @@ def authenticate(request: web.Request, token: str) -> Operator | AuthFailure:
     decides alone (a wrong one is not rescued by a cookie)."""
     bearer = bearer_of(request)
     if bearer is not None:
-        if hmac.compare_digest(bearer.encode(), token.encode()):
+        if same_secret(bearer, token):
             return Operator("bearer")
         return "wrong_token"
     cookie = request.cookies.get(SESSION_COOKIE)
@@ -99,7 +110,7 @@ def authenticate(request: web.Request, token: str) -> Operator | AuthFailure:
 
 
 def token_matches(token: str, submitted: str) -> bool:
-    return hmac.compare_digest(submitted.strip().encode(), token.encode())
+    return same_secret(submitted.strip(), token)
 
 
 def cross_site_reason(request: web.Request) -> str | None:
@@ -145,7 +156,7 @@ def read_flash(token: str, value: str | None) -> tuple[str, str] | None:
     if not value or "." not in value:
         return None
     payload, mac = value.rsplit(".", 1)
-    if not hmac.compare_digest(mac, _mac(token, "flash", payload)):
+    if not same_secret(mac, _mac(token, "flash", payload)):
         return None
     try:
         kind, text = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))

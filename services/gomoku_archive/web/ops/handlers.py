@@ -12,10 +12,16 @@ import aiohttp_jinja2
 from aiohttp import hdrs, web
 
 from gomoku_archive.db.month_statuses import read_month_statuses
-from gomoku_archive.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
+from gomoku_archive.errors import (
+    DatabaseUnavailable,
+    InvalidMonth,
+    InvalidRebuildReason,
+    RedisUnavailable,
+)
 from gomoku_archive.jobs.month_view import MonthStatus, without_orphans
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import QueueSnapshot
+from gomoku_archive.jobs.rebuild_reason import MAX_REASON_CHARS, rebuild_reason
 from gomoku_archive.jobs.status_document import status_document
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
@@ -305,10 +311,13 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 
 async def rebuild(request: web.Request) -> web.StreamResponse:
-    """``POST /ops/rebuild`` with ``month=YYYY-MM``: queue a forced export of that month.
+    """``POST /ops/rebuild`` with ``month=YYYY-MM`` and ``reason``: queue a forced export of
+    that month, with why (``jobs.rebuild_reason``).
 
-    Browsers (session) get a 303 back to ``/ops/`` with a one-time message; bearer clients get
-    JSON: 202 with the job id, or an error status."""
+    Browsers (session) first get a confirmation page that asks for the reason (required: the
+    operator at the form knows it, and downloaders read it when the file changes), then a 303
+    back to ``/ops/`` with a one-time message; bearer clients (scripts) may leave the reason
+    out, like ``gomoku-archive rebuild``, and get JSON: 202 with the job id, or an error."""
     operator = _operator(request)
     if isinstance(operator, web.Response):
         return operator
@@ -328,14 +337,25 @@ async def rebuild(request: web.Request) -> web.StreamResponse:
             raise InvalidMonth(refusal)
     except InvalidMonth as exc:
         return _answer(request, operator, 400, "bad", "invalid_month", f"Not queued: {exc}")
-    if operator.via != "bearer" and form.get("confirm") != "yes":
-        # A browser's first post only asks (a stray click queues nothing); API clients have
-        # already decided.
-        csrf = auth.csrf_token(state.token, operator)
-        return _page(request, CONFIRM_REBUILD, {"month": str(month), "csrf": csrf})
+    typed = form.get("reason")
+    try:
+        reason = rebuild_reason(typed if isinstance(typed, str) else None)
+        if typed is not None and not isinstance(typed, str):
+            raise InvalidRebuildReason("a rebuild's reason is a form field, not a file")
+    except InvalidRebuildReason as exc:
+        if operator.via == "bearer":
+            return _answer(request, operator, 400, "bad", "invalid_reason", f"Not queued: {exc}")
+        return _confirm_page(request, operator, month, typed, f"Not queued: {exc}.", status=400)
+    if operator.via != "bearer" and (form.get("confirm") != "yes" or reason is None):
+        # A browser's first post only asks, for the reason too (a stray click queues
+        # nothing); API clients have already decided.
+        if form.get("confirm") != "yes":
+            return _confirm_page(request, operator, month, typed, None, status=200)
+        missing = "Not queued: say why, in one line."
+        return _confirm_page(request, operator, month, typed, missing, status=400)
     try:
         client = await state.queue.get()
-        ticket = await enqueue_forced_export(client, month, now=now)
+        ticket = await enqueue_forced_export(client, month, now=now, reason=reason)
     except _QUEUE_ERRORS as exc:
         log.error("ops_rebuild_failed", month=str(month), error=str(exc))
         return _answer(
@@ -351,15 +371,45 @@ async def rebuild(request: web.Request) -> web.StreamResponse:
         month=str(month),
         job_id=ticket.job_id,
         already_queued=ticket.already_queued,
+        rebuild_reason=reason,
         via=operator.via,
         remote=request.remote,
     )
     if ticket.already_queued:
-        text = f"A rebuild of {month} was already queued as {ticket.job_id}; not queued twice."
+        text = (
+            f"A rebuild of {month} was already queued as {ticket.job_id}; not queued twice "
+            "(it keeps the reason it was queued with)."
+        )
     else:
         text = f"Rebuild of {month} queued as {ticket.job_id}."
-    extra = {"jobId": ticket.job_id, "alreadyQueued": ticket.already_queued, "month": str(month)}
+    extra = {
+        "jobId": ticket.job_id,
+        "alreadyQueued": ticket.already_queued,
+        "month": str(month),
+        "reason": reason,
+    }
     return _answer(request, operator, 202, "ok", "queued", text, extra)
+
+
+def _confirm_page(
+    request: web.Request,
+    operator: auth.Operator,
+    month: Month,
+    typed: object,
+    message: str | None,
+    *,
+    status: int,
+) -> web.Response:
+    """The confirmation step: the month, the reason field (what was typed, if anything), and
+    why the last try was not queued."""
+    context = {
+        "month": str(month),
+        "csrf": auth.csrf_token(request.app[OPS].token, operator),
+        "reason": typed if isinstance(typed, str) else "",
+        "max_reason": MAX_REASON_CHARS,
+        "message": message,
+    }
+    return _page(request, CONFIRM_REBUILD, context, status=status)
 
 
 def _answer(

@@ -1,18 +1,21 @@
 """The one template engine of every HTML page, public and ``/ops/``: Jinja2 with autoescaping
 on, templates in ``templates/`` beside this module (``ops/`` for the operators' pages,
-``charts.html`` for the SVG chart macros). The filters here turn numbers and times into text;
-markup is written only in templates."""
+``charts.html`` for the SVG chart macros). The filters here turn numbers and times into text,
+and cut code into the pieces the ``code`` macro lays out; markup is written only in
+templates."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
+from markupsafe import Markup
 
 
 def thousands(n: int) -> str:
@@ -61,6 +64,47 @@ def age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
+CodePiece = tuple[Literal["text", "whole", "break"], str]
+"""A piece of a code block: text a line may wrap in (whitespace, or a plain word, inside which
+no browser breaks), a token to keep on one line (``whole``), or a place a line may break
+although no space is there (``break``, empty: between two SGF properties)."""
+
+_BREAKABLE = re.compile(r"[^\w]")
+"""A character a browser may break a line after or before inside a word (a hyphen, a slash, a
+question mark, a bracket, ...): Chromium does so even with ``overflow-wrap: normal``."""
+_SGF_PROPERTY = re.compile(r"\(?;?[A-Z]+(?:\[(?:[^\]\\]|\\.)*\])+\)?")
+"""One property of an SGF line with its values, and the node's ``;`` or the tree's parentheses
+that touch it."""
+
+
+def code_pieces(text: str, sgf: bool = False) -> list[CodePiece]:
+    """``text`` (a command, a program, an SGF line) as the ``code`` macro of ``code.html`` lays
+    it out, so that its lines wrap only at spaces: runs of whitespace and plain words as they
+    are, every other run of non-space characters as one ``whole`` token (a URL, an option, an
+    expression). ``sgf``: a record line, whose tokens are its properties, with a ``break``
+    between two of them (an SGF line has almost no spaces). Markup (a block the template
+    captured, already escaped) stays Markup; the pieces join back into ``text``."""
+    kind = Markup if isinstance(text, Markup) else str
+    pieces: list[CodePiece] = []
+    if sgf:
+        end = 0
+        for match in _SGF_PROPERTY.finditer(text):
+            if match.start() > end:
+                pieces.append(("text", kind(text[end : match.start()])))
+            elif pieces:
+                pieces.append(("break", kind("")))
+            pieces.append(("whole", kind(match.group())))
+            end = match.end()
+        if end < len(text):
+            pieces.append(("text", kind(text[end:])))
+        return pieces
+    for run in re.split(r"(\s+)", text):
+        if run:
+            whole = len(run) > 1 and not run.isspace() and _BREAKABLE.search(run) is not None
+            pieces.append(("whole" if whole else "text", kind(run)))
+    return pieces
+
+
 FILTERS: dict[str, Callable[..., Any]] = {
     "age": age,
     "thousands": thousands,
@@ -68,6 +112,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "instant": instant,
     "utc_text": utc_text,
     "duration": duration,
+    "code_pieces": code_pieces,
 }
 
 
