@@ -21,6 +21,7 @@ class ContentChecked:
     """One redirect target's last full comparison, for ``/metrics``."""
 
     file_name: str
+    bytes: int
     at: datetime
     """The later of the end of the content check's last complete cycle over the copy and the
     time the copy was verified (``mirrored_at``: its upload was read back whole)."""
@@ -64,8 +65,8 @@ async def restart_content_cycle(conn: Connection, archive_id: int) -> None:
 async def content_checked(conn: Connection, bucket: str) -> list[ContentChecked]:
     """Every served file with a verified copy in ``bucket``, by file name."""
     rows = await conn.fetch(
-        "SELECT file_name, greatest(content_checked_at, mirrored_at) AS at "
+        "SELECT file_name, bytes, greatest(content_checked_at, mirrored_at) AS at "
         f"FROM archives WHERE {_TARGETS} ORDER BY file_name",
         bucket,
     )
-    return [ContentChecked(r["file_name"], r["at"]) for r in rows]
+    return [ContentChecked(r["file_name"], r["bytes"], r["at"]) for r in rows]
