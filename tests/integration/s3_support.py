@@ -242,11 +242,13 @@ async def relay_to(endpoint: str) -> AsyncIterator[Relay]:
 
 @dataclasses.dataclass(frozen=True)
 class Store:
-    """A running S3 implementation: its name, endpoint and the credentials it accepts."""
+    """A running S3 implementation: its name, endpoint and the credentials it accepts; for
+    s3rver, the folder its objects are files in."""
 
     name: str
     endpoint: str
     credentials: dict[str, str]
+    data_dir: Path | None = None
 
 
 @contextlib.contextmanager
@@ -257,7 +259,7 @@ def running_store(name: str, data_dir: Path) -> Iterator[Store]:
             yield Store("moto", endpoint, CREDENTIALS)
     else:
         with s3rver_server(data_dir) as endpoint:
-            yield Store("s3rver", endpoint, S3RVER_CREDENTIALS)
+            yield Store("s3rver", endpoint, S3RVER_CREDENTIALS, data_dir)
 
 
 class LoopbackCdn:

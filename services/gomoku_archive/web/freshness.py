@@ -1,8 +1,9 @@
 """Keeps the freshness gauges of ``/metrics`` current: a background task reads the archive
 tables' summary every ``REFRESH_SECONDS`` (one small query), computes the freshness
 (``gomoku_archive.catalog.freshness``), the S3 mirror's counts and each copy's last full
-content comparison when a bucket is set, and the job queue's depth, and hands them to ``Metrics``. A scrape only renders what was computed last, so
-no request ever waits on PostgreSQL or Redis for them.
+content comparison when a bucket is set, and the job queue's depth, and hands them to
+``Metrics``. A scrape only renders what was computed last, so no request ever waits on
+PostgreSQL or Redis for them.
 
 When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
 Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does.

@@ -14,7 +14,7 @@ request) and names it for a repair job; a store that does not answer leaves the 
 Every copy is looked at under its mirror lock, which mirror jobs, the scrub and the other pass
 take too. A pass never skips a copy because someone holds it right now: it checks the others
 first, then waits for the held ones, each until the pass has run for its wait (the job gives
-its period) and a second at least. A copy still held then, one the store did not answer for,
+half its period) and a second at least. A copy still held then, one the store did not answer for,
 and the copies a cancelled pass had not reached are each logged at warning
 (``mirror_copy_unchecked``, with the reason) and make the pass's outcome ``incomplete``.
 docs/operators/running.md ("Checking the copies") is the operator's view, with the cost."""

@@ -42,6 +42,13 @@ link; a stuck call is also bounded by boto3's own connect and read timeouts."""
 SCRUB_TIMEOUT_SECONDS = 12 * 3600
 
 
+def lock_wait_seconds(period_seconds: int) -> float:
+    """How long a check's pass may wait for copies that another job holds: half its period,
+    which leaves the other half for its own work before the next pass is due (and keeps the
+    HEAD pass within its arq timeout of a period)."""
+    return period_seconds / 2
+
+
 async def mirror_archive(ctx: dict[str, Any], archive_id: int) -> dict[str, Any]:
     """Give archive ``archive_id`` a verified copy in the bucket."""
     job_id = str(ctx.get("job_id", ""))
@@ -108,8 +115,8 @@ async def check_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     checked = TargetCheck()
     with _unfinished("mirror_check", checked, started):
-        # A copy another job holds is waited for, up to the period: then the next pass is due.
-        await mirror.check_targets(wait_seconds=settings_of(ctx).mirror_check_seconds, into=checked)
+        wait = lock_wait_seconds(settings_of(ctx).mirror_check_seconds)
+        await mirror.check_targets(wait_seconds=wait, into=checked)
     return await _report(ctx, "mirror_check", checked, started)
 
 
@@ -126,7 +133,7 @@ async def check_mirror_content(ctx: dict[str, Any]) -> dict[str, Any]:
     with _unfinished("mirror_content_check", checked, started):
         await mirror.check_content(
             sample_bytes=sample,
-            wait_seconds=settings.mirror_content_check_seconds,
+            wait_seconds=lock_wait_seconds(settings.mirror_content_check_seconds),
             into=checked,
         )
     return await _report(ctx, "mirror_content_check", checked, started, {"sampleBytes": sample})
