@@ -51,7 +51,7 @@ MIN_LOCK_WAIT_SECONDS = 1.0
 """The least a pass waits for a held copy, however long its other copies took."""
 
 CheckKind = Literal["head", "content"]
-Unchecked = Literal["busy", "store", "database", "cancelled"]
+UncheckedCause = Literal["busy", "store", "database", "cancelled"]
 """Why a copy was not checked: its lock stayed held, the store did not answer, PostgreSQL could
 not give its bytes, or the pass was cancelled (arq's timeout, a worker's shutdown)."""
 
@@ -139,7 +139,7 @@ class TargetChecker:
     ) -> TargetCheck:
         """HEAD every redirect target (and its ``.sha256``; behind a CDN, its CDN address,
         anonymously). Cheap: no byte is read."""
-        result = into or TargetCheck()
+        result = into if into is not None else TargetCheck()
         await self._each(
             self._head, at_once=HEAD_CHECKS_AT_ONCE, kind="head", wait=wait_seconds, result=result
         )
@@ -153,7 +153,7 @@ class TargetChecker:
         """Read the next window (of ``sample_bytes``; 0: the whole file) of every redirect
         target from the bucket and its CDN address and compare it with PostgreSQL's; a window
         found right moves the copy's place on (``jobs.content_sample``)."""
-        result = into or TargetCheck()
+        result = into if into is not None else TargetCheck()
 
         async def check(
             row: ArchiveRow, key: str, session: aiohttp.ClientSession | None, conn: Connection
@@ -405,7 +405,7 @@ class TargetChecker:
         return digest.hexdigest()
 
 
-def _unchecked(kind: CheckKind, row: ArchiveRow, cause: Unchecked, reason: str) -> None:
+def _unchecked(kind: CheckKind, row: ArchiveRow, cause: UncheckedCause, reason: str) -> None:
     log.warning(
         "mirror_copy_unchecked",
         check=kind,
