@@ -1,7 +1,8 @@
 """The month export, used by both the worker and the CLI: under the month's lock it removes
 leftovers, plans the month's ranges from per-minute counts (``export.ranges``), has them
 exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
-processes; one range is ``export.range_run``), assembles the parts into one gzip member in
+processes; one range is ``export.range_run``) until they are the rows and the plan of one
+snapshot of the month (``export.consistency``), assembles the parts into one gzip member in
 256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics included;
 every failure is recorded on the month. Memory stays flat: rows arrive through a server-side
 cursor, a range's part is written as it is compressed, and the statistics are counts."""
@@ -12,13 +13,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal
 
 import asyncpg
 
-from gomoku_archive.db import archive_store, locks, range_store, source
+from gomoku_archive.db import archive_store, locks, range_store
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
 from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
 from gomoku_archive.errors import (
@@ -29,7 +29,7 @@ from gomoku_archive.errors import (
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.assembly import assemble
 from gomoku_archive.export.coordinator import Coordinator, Progress, RangeOptions
-from gomoku_archive.export.ranges import Range, plan_ranges
+from gomoku_archive.export.ranges import Range
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 
@@ -279,13 +279,9 @@ async def _build(
     if progress is not None:
         progress.start(month, candidates)
     coordinator = Coordinator(
-        pool, source_pool, lock_conn, archive_id, table, month, progress, options
+        pool, source_pool, lock_conn, archive_id, table, month, progress, options, planned
     )
-    async with AsyncExitStack() as spreads:
-        if len(plan) > 1:
-            for spread in options.spreads:
-                await spreads.enter_async_context(spread.running(month, archive_id, len(plan)))
-        ranges = await coordinator.run()
+    ranges = await coordinator.run()
     return await assemble(pool, lock_conn, archive_id, month, ranges)
 
 
@@ -299,9 +295,8 @@ async def _plan(
         counted = await month_reads.count_month(
             conn, source_pool, table, month, connections=options.read_connections
         )
-    start, end = source.month_bounds(month)
     return (
-        plan_ranges(counted.publishable, start, end, target=options.range_candidates),
+        month_reads.plan_month(counted, month, target=options.range_candidates),
         counted.candidates,
     )
 
