@@ -433,7 +433,7 @@ def _seconds(name: str) -> Callable[[str], float]:
 
 
 def _is_period(seconds: int, most: int) -> bool:
-    """A period arq's cron can keep (``worker.main.check_schedule``): 5 to 59 seconds, whole
+    """A period arq's cron can keep (``jobs.schedules.check_schedule``): 5 to 59 seconds, whole
     minutes below an hour, whole hours from an hour on; at most ``most``."""
     if not MIN_MIRROR_CHECK_SECONDS <= seconds <= most:
         return False

@@ -601,6 +601,7 @@ def test_prometheus_rule_alerts_on_metrics_the_api_exports(
         "GomokuArchiveMonthUnpublished", "GomokuArchiveExportsFailing",
         "GomokuArchiveFreshnessUnknown", "GomokuArchiveMetricsAbsent",
         "GomokuArchiveNoLiveWorker", "GomokuArchiveMirrorFailing",
+        "GomokuArchiveMirrorContentUnchecked",
     }  # fmt: skip
     exported = {name for metric in Metrics().registry.collect() for name in
                 [metric.name, *(s.name for s in metric.samples)]}  # fmt: skip
@@ -616,6 +617,10 @@ def test_prometheus_rule_alerts_on_metrics_the_api_exports(
     assert unpublished.endswith("> 43200"), "12 hours after the month closed"
     failing = alerts["GomokuArchiveExportsFailing"]
     assert failing["expr"].endswith("> 0") and failing["for"] == "1h"
+    unchecked = alerts["GomokuArchiveMirrorContentUnchecked"]["expr"]
+    assert "(2 * max by (file) (gomoku_mirror_content_cycle_seconds{" in unchecked, (
+        "two of each file's own cycles"
+    )
 
 
 # --- values and notes ----------------------------------------------------------------------

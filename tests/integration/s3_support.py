@@ -1,12 +1,14 @@
 """Real S3-compatible servers for the mirror's tests: moto in server mode (``moto_server``) and,
 as a second, independent implementation, the npm package s3rver (``s3rver_server``), each
 started as a separate process on a loopback port; plus a TCP relay in front of a store that a
-test can cut mid-transfer (the store vanishing under an upload, its state kept)."""
+test can cut mid-transfer (the store vanishing under an upload, its state kept), a loopback CDN
+in front of a bucket that can serve a wrong byte, and two blocks with the same MD5."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -20,6 +22,8 @@ from typing import Any
 
 import boto3
 import botocore.exceptions
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from tests.integration.conftest import free_port
 
@@ -234,3 +238,95 @@ async def relay_to(endpoint: str) -> AsyncIterator[Relay]:
         yield relay
     finally:
         await relay.stop()
+
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """A running S3 implementation: its name, endpoint and the credentials it accepts; for
+    s3rver, the folder its objects are files in."""
+
+    name: str
+    endpoint: str
+    credentials: dict[str, str]
+    data_dir: Path | None = None
+
+
+@contextlib.contextmanager
+def running_store(name: str, data_dir: Path) -> Iterator[Store]:
+    """``moto`` or ``s3rver`` (its objects under ``data_dir``) for the block."""
+    if name == "moto":
+        with moto_server() as endpoint:
+            yield Store("moto", endpoint, CREDENTIALS)
+    else:
+        with s3rver_server(data_dir) as endpoint:
+            yield Store("s3rver", endpoint, S3RVER_CREDENTIALS, data_dir)
+
+
+class LoopbackCdn:
+    """A CDN in front of the bucket on a loopback port: it fetches objects with the bucket's
+    credentials (as CloudFront's origin access does) and serves them to anyone, ranges too.
+    ``mode`` ``ok``, ``wrong`` (the byte at ``damage_at`` flipped: a bad edge cache, of the
+    right length) or ``forbidden`` (403, as a misconfigured origin). ``served`` counts the
+    body bytes it sent."""
+
+    def __init__(self, store: Store, bucket: str) -> None:
+        self.mode = "ok"
+        self.damage_at = 0
+        self.served = 0
+        self._s3 = client(store.endpoint, store.credentials)
+        self._bucket = bucket
+        app = web.Application()
+        app.router.add_route("*", "/{key:.+}", self._handle)
+        self.server = TestServer(app, host="127.0.0.1")
+
+    @property
+    def base(self) -> str:
+        return str(self.server.make_url("")).rstrip("/")
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if self.mode == "forbidden":
+            return web.Response(status=403, text="AccessDenied")
+        key = request.match_info["key"]
+        wanted = request.headers.get("Range")
+        try:
+            # A ranged read fetches only its range from the bucket: the content check reads
+            # 1 MiB windows of files of many MB every few seconds.
+            reply = await asyncio.to_thread(
+                lambda: self._s3.get_object(Bucket=self._bucket, Key=key, **_range(wanted))
+            )
+            body = await asyncio.to_thread(reply["Body"].read)
+        except Exception:
+            return web.Response(status=404)
+        start = 0 if wanted is None else int(reply["ContentRange"].split()[1].split("-")[0])
+        at = self.damage_at - start
+        if self.mode == "wrong" and 0 <= at < len(body):
+            body = body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
+        if wanted is None:
+            self.served += 0 if request.method == "HEAD" else len(body)
+            return web.Response(body=body)
+        self.served += len(body)
+        headers = {"Content-Range": reply["ContentRange"]}
+        return web.Response(status=206, body=body, headers=headers)
+
+
+def _range(header: str | None) -> dict[str, str]:
+    return {} if header is None else {"Range": header}
+
+
+COLLISION = (
+    bytes.fromhex(
+        "d131dd02c5e6eec4693d9a0698aff95c2fcab58712467eab4004583eb8fb7f89"
+        "55ad340609f4b30283e488832571415a085125e8f7cdc99fd91dbdf280373c5b"
+        "d8823e3156348f5bae6dacd436c919c6dd53e2b487da03fd02396306d248cda0"
+        "e99f33420f577ee8ce54b67080a80d1ec69821bcb6a8839396f9652b6ff72a70"
+    ),
+    bytes.fromhex(
+        "d131dd02c5e6eec4693d9a0698aff95c2fcab50712467eab4004583eb8fb7f89"
+        "55ad340609f4b30283e4888325f1415a085125e8f7cdc99fd91dbd7280373c5b"
+        "d8823e3156348f5bae6dacd436c919c6dd53e23487da03fd02396306d248cda0"
+        "e99f33420f577ee8ce54b67080280d1ec69821bcb6a8839396f965ab6ff72a70"
+    ),
+)
+"""Two 128-byte blocks with the same MD5 (Wang and Yu's 2004 collision). A file that starts
+with the first and one that starts with the second, the rest alike, have the same length and
+the same MD5, so the same S3 ETag: the damage is invisible to any HEAD."""

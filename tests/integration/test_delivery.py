@@ -21,8 +21,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from gomoku_archive.db import mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
@@ -40,13 +38,15 @@ from gomoku_archive.worker import context
 from gomoku_archive.worker.mirror_jobs import check_mirror, check_mirror_content, mirror_archive
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.s3_support import (
+    COLLISION,
     CREDENTIALS,
-    S3RVER_CREDENTIALS,
+    LoopbackCdn,
+    Store,
     client,
     moto_server,
     new_bucket,
     object_bytes,
-    s3rver_server,
+    running_store,
 )
 from tests.integration.worker_support import (
     WorkerProcess,
@@ -62,23 +62,12 @@ PART = 5 * MIB
 BIG = 2 * PART + 123_456
 
 
-@dataclasses.dataclass(frozen=True)
-class Store:
-    name: str
-    endpoint: str
-    credentials: dict[str, str]
-
-
 @pytest.fixture(scope="module", params=["moto", "s3rver"])
 def store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Store]:
-    if request.param == "moto":
-        with moto_server() as endpoint:
-            yield Store("moto", endpoint, CREDENTIALS)
-    else:
-        with s3rver_server(tmp_path_factory.mktemp("s3rver")) as endpoint:
-            yield Store("s3rver", endpoint, S3RVER_CREDENTIALS)
+    with running_store(request.param, tmp_path_factory.mktemp("s3rver")) as running:
+        yield running
 
 
 @pytest.fixture
@@ -216,51 +205,6 @@ async def test_a_store_without_multipart_listing_or_checksums_is_no_failure(
 
 
 # --- behind a CDN ---------------------------------------------------------------------------
-
-
-class LoopbackCdn:
-    """A CDN in front of the bucket on a loopback port: it fetches objects with the bucket's
-    credentials (as CloudFront's origin access does) and serves them to anyone, ranges too.
-    ``mode`` ``ok``, ``wrong`` (the byte at ``damage_at`` flipped: a bad edge cache, of the
-    right length) or ``forbidden`` (403, as a misconfigured origin). ``served`` counts the
-    body bytes it sent."""
-
-    def __init__(self, store: Store, bucket: str) -> None:
-        self.mode = "ok"
-        self.damage_at = 0
-        self.served = 0
-        self._s3 = client(store.endpoint, store.credentials)
-        self._bucket = bucket
-        app = web.Application()
-        app.router.add_route("*", "/{key:.+}", self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
-
-    @property
-    def base(self) -> str:
-        return str(self.server.make_url("")).rstrip("/")
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        if self.mode == "forbidden":
-            return web.Response(status=403, text="AccessDenied")
-        key = request.match_info["key"]
-        try:
-            body = await asyncio.to_thread(
-                lambda: self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
-            )
-        except Exception:
-            return web.Response(status=404)
-        if self.mode == "wrong" and self.damage_at < len(body):
-            at = self.damage_at
-            body = body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
-        if request.headers.get("Range") is None:
-            self.served += 0 if request.method == "HEAD" else len(body)
-            return web.Response(body=body)
-        wanted = request.http_range
-        start, stop, _ = wanted.indices(len(body))
-        part = body[start:stop]
-        self.served += len(part)
-        headers = {"Content-Range": f"bytes {start}-{stop - 1}/{len(body)}"}
-        return web.Response(status=206, body=part, headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -464,34 +408,15 @@ async def test_an_api_without_credentials_to_sign_with_serves_the_file_itself(
 
 # --- the content check: wrong bytes of the right length ----------------------------------------
 
-COLLISION = (
-    bytes.fromhex(
-        "d131dd02c5e6eec4693d9a0698aff95c2fcab58712467eab4004583eb8fb7f89"
-        "55ad340609f4b30283e488832571415a085125e8f7cdc99fd91dbdf280373c5b"
-        "d8823e3156348f5bae6dacd436c919c6dd53e2b487da03fd02396306d248cda0"
-        "e99f33420f577ee8ce54b67080a80d1ec69821bcb6a8839396f9652b6ff72a70"
-    ),
-    bytes.fromhex(
-        "d131dd02c5e6eec4693d9a0698aff95c2fcab50712467eab4004583eb8fb7f89"
-        "55ad340609f4b30283e4888325f1415a085125e8f7cdc99fd91dbd7280373c5b"
-        "d8823e3156348f5bae6dacd436c919c6dd53e23487da03fd02396306d248cda0"
-        "e99f33420f577ee8ce54b67080280d1ec69821bcb6a8839396f965ab6ff72a70"
-    ),
-)
-"""Two 128-byte blocks with the same MD5 (Wang and Yu's 2004 collision). A file that starts
-with the first and one that starts with the second, the rest alike, have the same length and
-the same MD5, so the same S3 ETag: the damage is invisible to any HEAD."""
 SAMPLE = 64 * 1024
 CONTENT_PERIOD = 900
+NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 
 
-def at_pass(number: int) -> datetime:
-    """A moment the content check counts as pass ``number`` (every CONTENT_PERIOD seconds)."""
-    return datetime.fromtimestamp(number * CONTENT_PERIOD, UTC)
-
-
-async def content_check(settings: Settings, pool: Pool, mirror: ArchiveMirror, number: int) -> Any:
-    ctx = await job_context(settings, pool, now=at_pass(number))
+async def content_check(settings: Settings, pool: Pool, mirror: ArchiveMirror) -> Any:
+    """One content pass (each reads the next window of every copy: their places are kept in
+    the database)."""
+    ctx = await job_context(settings, pool, now=NOW)
     ctx[context.MIRROR] = mirror
     try:
         return await check_mirror_content(ctx)
@@ -500,12 +425,24 @@ async def content_check(settings: Settings, pool: Pool, mirror: ArchiveMirror, n
 
 
 async def head_check(settings: Settings, pool: Pool, mirror: ArchiveMirror) -> Any:
-    ctx = await job_context(settings, pool, now=at_pass(0))
+    ctx = await job_context(settings, pool, now=NOW)
     ctx[context.MIRROR] = mirror
     try:
         return await check_mirror(ctx)
     finally:
         await close_context(ctx)
+
+
+async def content_state(pool: Pool, archive_id: int) -> tuple[int, Any, Any]:
+    """The copy's ``content_offset``, ``content_cycle_started_at`` and ``content_checked_at``."""
+    async with pool.acquire() as conn:
+        row = await conn.fetchrow(
+            "SELECT content_offset, content_cycle_started_at, content_checked_at "
+            "FROM archives WHERE id = $1",
+            archive_id,
+        )
+    assert row is not None
+    return row["content_offset"], row["content_cycle_started_at"], row["content_checked_at"]
 
 
 async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_content(
@@ -514,21 +451,35 @@ async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_conten
     """The bucket's object is replaced by other bytes of its length and ETag (bit rot, a bad
     replication, a hand-made copy): HEAD sees nothing, and the API keeps redirecting to the
     wrong bytes, until the content check reads the window that holds the damage. It then
-    withdraws the copy at once and queues its repair, which puts the right bytes back."""
+    withdraws the copy at once and queues its repair, which puts the right bytes back. Each
+    pass reads the window after the copy's last right one; the pass that ends the file records
+    the copy's full comparison."""
     tail = random_bytes(5 * SAMPLE - 128 - 1000, seed=91)  # five windows, the last one short
     row = await publish_bytes(pool, "2026-08", COLLISION[0] + tail)
     assert (await mirror.mirror(row.id)).action == "uploaded"
+    settings = dataclasses.replace(
+        s3_settings,
+        mirror_content_check_seconds=CONTENT_PERIOD,
+        mirror_content_sample_bytes=SAMPLE,
+    )
+    checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
+    for _window in range(3):
+        clean = await content_check(settings, pool, mirror)
+        assert (clean["outcome"], clean["fine"], clean["withdrawn"]) == ("checked", 1, 0)
+        assert clean["bytesRead"] == {
+            "store": SAMPLE + checksum_size,
+            "cdn": 0,
+            "database": SAMPLE,
+        }, "one window from the bucket and from PostgreSQL, and the checksum file"
+    offset, started, full = await content_state(pool, row.id)
+    assert (offset, full) == (3 * SAMPLE, None) and started is not None, "three windows read"
+
     bucket, key = str(s3_settings.s3_bucket), f"db/{row.file_name}"
     s3 = client(store.endpoint, store.credentials)
     before = s3.head_object(Bucket=bucket, Key=key)
     s3.put_object(Bucket=bucket, Key=key, Body=COLLISION[1] + tail)
     after = s3.head_object(Bucket=bucket, Key=key)
     assert (after["ETag"], after["ContentLength"]) == (before["ETag"], before["ContentLength"])
-    settings = dataclasses.replace(
-        s3_settings,
-        mirror_content_check_seconds=CONTENT_PERIOD,
-        mirror_content_sample_bytes=SAMPLE,
-    )
     url = f"/api/v1/database/files/{row.file_name}"
 
     head = await head_check(settings, pool, mirror)
@@ -537,18 +488,17 @@ async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_conten
         status, sha256 = await follow(api, url)
         assert status == 200 and sha256 != row.sha256, "downloads get the wrong bytes"
 
-    elsewhere = await content_check(settings, pool, mirror, 5 * 1000 + 3)  # window 3
-    assert (elsewhere["fine"], elsewhere["withdrawn"]) == (1, 0), "the damage is in window 0"
-    found = await content_check(settings, pool, mirror, 5 * 1000)  # window 0
+    for window in (3, 4):
+        elsewhere = await content_check(settings, pool, mirror)
+        assert (elsewhere["fine"], elsewhere["withdrawn"]) == (1, 0), f"window {window} is fine"
+    offset, started_again, full = await content_state(pool, row.id)
+    assert offset == 0 and started_again == started, "the last window ended the cycle"
+    assert full is not None and full > started, "and recorded the copy's full comparison"
+    found = await content_check(settings, pool, mirror)  # window 0
     assert found["withdrawn"] == 1 and found["repairsQueued"] == [row.id], found
     assert "bytes 0-65535" in found["problems"][str(row.id)]
     assert found["bytesRead"] == {"store": SAMPLE, "cdn": 0, "database": SAMPLE}
-    checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
-    assert elsewhere["bytesRead"] == {
-        "store": SAMPLE + checksum_size,
-        "cdn": 0,
-        "database": SAMPLE,
-    }, "one window from the bucket and from PostgreSQL, and the checksum file"
+    assert await content_state(pool, row.id) == (0, None, full), "read from the start again"
     async with serving(db_dsn, pool, settings=settings) as api:
         assert await follow(api, url) == (200, row.sha256), "served by the API at once"
 
@@ -558,10 +508,11 @@ async def test_wrong_bytes_of_the_right_length_in_the_bucket_are_found_by_conten
         first = await api.get(url, allow_redirects=False)
         assert first.status == 302
         assert await follow(api, url) == (200, row.sha256)
-    whole = await content_check(
-        dataclasses.replace(settings, mirror_content_sample_bytes=0), pool, mirror, 0
-    )
+    whole_files = dataclasses.replace(settings, mirror_content_sample_bytes=0)
+    whole = await content_check(whole_files, pool, mirror)
     assert whole["fine"] == 1 and whole["bytesRead"]["store"] == row.bytes + checksum_size
+    offset, started, full_again = await content_state(pool, row.id)
+    assert offset == 0 and full_again is not None and full_again > full, "one window: a cycle"
 
 
 async def test_a_cdn_serving_wrong_bytes_of_the_right_length_is_withdrawn(
@@ -597,12 +548,13 @@ async def test_a_cdn_serving_wrong_bytes_of_the_right_length_is_withdrawn(
             status, sha256 = await follow(api, url)
             assert status == 200 and sha256 != row.sha256, "downloads get the wrong bytes"
 
-        cdn.served = 0
-        clean = await content_check(cdn_settings, pool, mirror, 4 * 1000 + 1)  # window 1
-        assert (clean["fine"], clean["withdrawn"]) == (1, 0)
         checksum_size = len(checksum_line(str(row.file_name), str(row.sha256)))
-        assert clean["bytesRead"]["cdn"] == cdn.served == SAMPLE + checksum_size
-        found = await content_check(cdn_settings, pool, mirror, 4 * 1000 + 2)  # window 2
+        for _window in (0, 1):
+            cdn.served = 0
+            clean = await content_check(cdn_settings, pool, mirror)
+            assert (clean["fine"], clean["withdrawn"]) == (1, 0)
+            assert clean["bytesRead"]["cdn"] == cdn.served == SAMPLE + checksum_size
+        found = await content_check(cdn_settings, pool, mirror)  # window 2
         assert found["withdrawn"] == 1 and found["repairsQueued"] == [row.id], found
         problem = found["problems"][str(row.id)]
         assert f"Range bytes={2 * SAMPLE}-{3 * SAMPLE - 1}" in problem and "sha256" in problem

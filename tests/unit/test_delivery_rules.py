@@ -1,5 +1,5 @@
 """The decisions behind delivery (issue 18), as plain functions: the settings, which copy may be
-redirected to and why not, how long a 302 may be cached, the check's schedule, whose address a
+redirected to and why not, how long a 302 may be cached, whose address a
 sign-in throttle counts, and what an anonymous read must have found."""
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from gomoku_archive.settings import Settings
 from gomoku_archive.storage.public_copy import PublicRead
 from gomoku_archive.storage.s3 import cdn_address, object_key
 from gomoku_archive.web.api.downloads import redirect_cache_control
-from gomoku_archive.worker.main import Schedule, check_schedule
 from tests.budget import examples
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
@@ -149,35 +148,6 @@ def test_a_presigned_redirect_is_cached_privately_and_shorter_than_it_lives(seco
 
 def test_a_cdn_redirect_is_cached_a_minute() -> None:
     assert redirect_cache_control(presigned=False, presign_seconds=3600) == "public, max-age=60"
-
-
-# --- the periodic check's schedule ----------------------------------------------------------
-
-
-def fire_times(schedule: Schedule) -> list[int]:
-    """Every second of a day at which arq's cron fires, as seconds after midnight."""
-    return sorted(
-        h * 3600 + m * 60 + s
-        for h in (schedule.hour if schedule.hour is not None else range(24))
-        for m in (schedule.minute if schedule.minute is not None else range(60))
-        for s in schedule.second
-        if 0 <= s < 60 and 0 <= m < 60 and 0 <= h < 24
-    )
-
-
-@given(
-    st.one_of(
-        st.integers(min_value=5, max_value=59),
-        st.integers(min_value=1, max_value=59).map(lambda m: m * 60),
-        st.integers(min_value=1, max_value=24).map(lambda h: h * 3600),
-    )
-)
-def test_the_checks_run_at_least_every_period(period: int) -> None:
-    settings = Settings(mirror_check_seconds=min(period, 3600), mirror_content_check_seconds=period)
-    assert settings.mirror_content_check_seconds == period, "every period drawn is allowed"
-    times = fire_times(check_schedule(period))
-    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 86400], strict=True)]
-    assert max(gaps) <= period
 
 
 # --- the throttle's client address ------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Keeps the freshness gauges of ``/metrics`` current: a background task reads the archive
 tables' summary every ``REFRESH_SECONDS`` (one small query), computes the freshness
-(``gomoku_archive.catalog.freshness``), the S3 mirror's counts when a bucket is set, and the job
-queue's depth, and hands them to ``Metrics``. A scrape only renders what was computed last, so
-no request ever waits on PostgreSQL or Redis for them.
+(``gomoku_archive.catalog.freshness``), the S3 mirror's counts and each copy's last full
+content comparison when a bucket is set, and the job queue's depth, and hands them to
+``Metrics``. A scrape only renders what was computed last, so no request ever waits on
+PostgreSQL or Redis for them.
 
 When the database fails, the last values stay and ``gomoku_freshness_age_seconds`` grows; when
 Redis does not answer within ``REDIS_SECONDS``, the queue depth is NaN until it does.
@@ -24,7 +25,7 @@ import redis.exceptions
 from aiohttp import web
 
 from gomoku_archive.catalog.freshness import compute_freshness
-from gomoku_archive.db import mirror_store, range_store
+from gomoku_archive.db import content_store, mirror_store, range_store
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.db.stats import read_archive_stats
 from gomoku_archive.errors import ArchiveError
@@ -63,6 +64,8 @@ class FreshnessRefresher:
         self._first = settings.export_first_month
         self._bucket = settings.s3_bucket
         self._cdn_base = settings.cdn_base_url
+        self._content_period = settings.mirror_content_check_seconds
+        self._content_sample = settings.mirror_content_sample_bytes
         self._metrics = metrics
         self._clock = clock
         self._redis = redis.asyncio.Redis.from_url(
@@ -88,8 +91,10 @@ class FreshnessRefresher:
                 stats = await read_archive_stats(conn)
                 builds = await range_store.building_progress(conn)
                 mirror = None
+                content: list[content_store.ContentChecked] = []
                 if self._bucket is not None:
                     mirror = await mirror_store.mirror_stats(conn, self._bucket, self._cdn_base)
+                    content = await content_store.content_checked(conn, self._bucket)
         except _DATABASE_ERRORS as exc:
             self._metrics.freshness_refreshes.labels("error").inc()
             log.warning("freshness_refresh_failed", error=f"{type(exc).__name__}: {exc}")
@@ -99,6 +104,11 @@ class FreshnessRefresher:
             self._metrics.show_builds(builds)
             if mirror is not None:
                 self._metrics.show_mirror(mirror)
+                self._metrics.show_content_checked(
+                    content,
+                    period_seconds=self._content_period,
+                    sample_bytes=self._content_sample,
+                )
             self._metrics.freshness_refreshes.labels("ok").inc()
             self._computed_at = time.monotonic()
         depth = await self._queue_depth()

@@ -9,8 +9,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from gomoku_archive.catalog.freshness import Freshness
+from gomoku_archive.db.content_store import ContentChecked
 from gomoku_archive.db.mirror_store import MirrorStats
 from gomoku_archive.db.range_store import BuildProgress
+from gomoku_archive.jobs.content_sample import windows_in
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -127,6 +129,23 @@ class Metrics:
             "Bytes the mirror has sent to the S3 bucket, first uploads and repairs, all archives",
             registry=r,
         )
+        self.mirror_content_checked = Gauge(
+            "gomoku_mirror_content_checked_timestamp_seconds",
+            "Unix time of each mirrored file's last full content comparison: when the content "
+            "check last found the last window of a complete cycle over its copy right (every "
+            "window since the cycle's first, in the bucket and at its CDN address), or when the "
+            "copy was verified by reading it back whole, whichever is later",
+            ("file",),
+            registry=r,
+        )
+        self.mirror_content_cycle = Gauge(
+            "gomoku_mirror_content_cycle_seconds",
+            "Seconds the content check takes to read each mirrored file whole at the current "
+            "settings: its windows (MIRROR_CONTENT_SAMPLE_BYTES) times "
+            "MIRROR_CONTENT_CHECK_SECONDS",
+            ("file",),
+            registry=r,
+        )
         self.workers_live = Gauge(
             "gomoku_workers_live",
             "Worker processes whose heartbeat is fresh in Redis (NaN when Redis did not answer)",
@@ -185,6 +204,18 @@ class Metrics:
         self.mirror_files.labels("failing").set(stats.failing)
         self.mirror_files.labels("cdn_unverified").set(stats.cdn_unverified)
         self.mirror_uploaded_bytes.set(stats.uploaded_bytes)
+
+    def show_content_checked(
+        self, checked: Sequence[ContentChecked], *, period_seconds: int, sample_bytes: int
+    ) -> None:
+        """Set the per-file content gauges from one read (a file no longer mirrored goes; a
+        scrape never sees them half set: this runs on the loop that renders them)."""
+        self.mirror_content_checked.clear()
+        self.mirror_content_cycle.clear()
+        for c in checked:
+            self.mirror_content_checked.labels(c.file_name).set(c.at.timestamp())
+            windows = windows_in(c.bytes, sample_bytes)
+            self.mirror_content_cycle.labels(c.file_name).set(windows * period_seconds)
 
     def show_builds(self, builds: Sequence[BuildProgress]) -> None:
         """Set the range gauges from one read of the building months' ranges."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import asyncpg
+
 from gomoku_archive.db.archive_store import ROW_COLUMNS, ArchiveRow, archive_row
 from gomoku_archive.db.pool import Connection
 
@@ -177,3 +179,19 @@ async def try_lock_archive(conn: Connection, archive_id: int) -> bool:
 
 async def unlock_archive(conn: Connection, archive_id: int) -> None:
     await conn.execute("SELECT pg_advisory_unlock($1::bigint)", _MIRROR_LOCK_BASE | archive_id)
+
+
+async def lock_archive_within(conn: Connection, archive_id: int, seconds: float) -> bool:
+    """Take the archive's mirror lock on this session, waiting at most ``seconds`` for whoever
+    holds it (PostgreSQL's ``lock_timeout``: woken when it is released, no polling). The lock
+    is the session's and outlives the transaction that waited for it."""
+    timeout = f"{max(int(seconds * 1000), 1)}ms"
+    try:
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('lock_timeout', $1, true)", timeout)
+            await conn.execute(
+                "SELECT pg_advisory_lock($1::bigint)", _MIRROR_LOCK_BASE | archive_id
+            )
+    except asyncpg.LockNotAvailableError:
+        return False
+    return True

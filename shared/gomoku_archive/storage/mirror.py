@@ -154,14 +154,20 @@ class ArchiveMirror:
             ids = await mirror_store.mirrored_archives(conn, self.store.bucket)
         return await self._each(ids, self.verify)
 
-    async def check_targets(self) -> TargetCheck:
+    async def check_targets(
+        self, *, wait_seconds: float, into: TargetCheck | None = None
+    ) -> TargetCheck:
         """The HEAD pass over every redirect target (``mirror_checks``)."""
-        return await TargetChecker(self.pool, self.store).head_pass()
+        return await TargetChecker(self.pool, self.store).head_pass(
+            wait_seconds=wait_seconds, into=into
+        )
 
-    async def check_content(self, *, pass_number: int, sample_bytes: int) -> TargetCheck:
+    async def check_content(
+        self, *, sample_bytes: int, wait_seconds: float, into: TargetCheck | None = None
+    ) -> TargetCheck:
         """The content pass over every redirect target (``mirror_checks``)."""
         return await TargetChecker(self.pool, self.store).content_pass(
-            pass_number=pass_number, sample_bytes=sample_bytes
+            sample_bytes=sample_bytes, wait_seconds=wait_seconds, into=into
         )
 
     async def _each(

@@ -10,22 +10,32 @@
 
 Either pass withdraws a wrong copy at once (the API stops redirecting to it with the next
 request) and names it for a repair job; a store that does not answer leaves the copy as it was.
+
+Every copy is looked at under its mirror lock, which mirror jobs, the scrub and the other pass
+take too. A pass never skips a copy because someone holds it right now: it checks the others
+first, then waits for the held ones, each until the pass has run for its wait (the job gives
+half its period) and a second at least. A copy still held then, one the store did not answer for,
+and the copies a cancelled pass had not reached are each logged at warning
+(``mirror_copy_unchecked``, with the reason) and make the pass's outcome ``incomplete``.
 docs/operators/running.md ("Checking the copies") is the operator's view, with the cost."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import aiohttp
 
-from gomoku_archive.db import mirror_store
+from gomoku_archive.db import content_store, mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.errors import MirrorFailed
-from gomoku_archive.jobs.content_sample import Window, sample_window
+from gomoku_archive.jobs.content_sample import Window, offset_after, window_at
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
 from gomoku_archive.storage import public_copy
@@ -37,6 +47,13 @@ log = get_logger(__name__)
 HEAD_CHECKS_AT_ONCE = 8
 CONTENT_CHECKS_AT_ONCE = 2
 """Files whose windows are read at once: each holds one block (1 MiB) at a time."""
+MIN_LOCK_WAIT_SECONDS = 1.0
+"""The least a pass waits for a held copy, however long its other copies took."""
+
+CheckKind = Literal["head", "content"]
+UncheckedCause = Literal["busy", "store", "database", "cancelled"]
+"""Why a copy was not checked: its lock stayed held, the store did not answer, PostgreSQL could
+not give its bytes, or the pass was cancelled (arq's timeout, a worker's shutdown)."""
 
 
 @dataclass(slots=True)
@@ -44,6 +61,7 @@ class TargetCheck:
     """What one pass over every redirect target found."""
 
     checked: int = 0
+    """Copies given a verdict: fine, withdrawn or waiting for their CDN read."""
     fine: list[int] = field(default_factory=list)
     withdrawn: dict[int, str] = field(default_factory=dict)
     """Copies found missing or wrong (or whose CDN address failed): no longer redirected."""
@@ -51,11 +69,19 @@ class TargetCheck:
     """Copies verified in the bucket whose CDN address has not passed an anonymous read."""
     failures: dict[int, str] = field(default_factory=dict)
     """Copies the check could not look at (the store did not answer): left as they were."""
-    busy: int = 0
+    skipped: dict[int, str] = field(default_factory=dict)
+    """Copies whose mirror lock stayed held (an upload, a scrub) for all the pass could wait."""
+    unfinished: list[int] = field(default_factory=list)
+    """Copies a cancelled pass had not finished."""
     store_bytes: int = 0
     """Bytes the content pass read from the bucket (HEAD reads none)."""
     cdn_bytes: int = 0
     database_bytes: int = 0
+
+    @property
+    def outcome(self) -> str:
+        """``checked`` when every redirect target got a verdict, else ``incomplete``."""
+        return "incomplete" if self.failures or self.skipped or self.unfinished else "checked"
 
     def to_repair(self) -> list[int]:
         """The archives a mirror job should see to: withdrawn, and waiting for the CDN."""
@@ -68,8 +94,11 @@ class TargetCheck:
             "withdrawn": len(self.withdrawn),
             "cdnPending": len(self.cdn_pending),
             "failed": len(self.failures),
-            "busy": self.busy,
-            "problems": {str(k): v for k, v in {**self.withdrawn, **self.failures}.items()},
+            "skipped": len(self.skipped),
+            "unfinished": len(self.unfinished),
+            "problems": {
+                str(k): v for k, v in {**self.withdrawn, **self.failures, **self.skipped}.items()
+            },
             "bytesRead": {
                 "store": self.store_bytes,
                 "cdn": self.cdn_bytes,
@@ -78,66 +107,111 @@ class TargetCheck:
         }
 
 
-_Check = Callable[[ArchiveRow, str, "aiohttp.ClientSession | None"], Awaitable["_Found"]]
+_Check = Callable[
+    [ArchiveRow, str, "aiohttp.ClientSession | None", Connection], Awaitable["_Found"]
+]
+"""One copy's check: its row, key, the CDN session and the connection that holds its lock."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """One copy's verdict: fine, wrong in the bucket, wrong at the CDN, or not CDN-verified."""
+    """One copy's verdict: fine, wrong in the bucket, wrong at the CDN, or not CDN-verified;
+    for the content pass, the window it read."""
 
     bucket_problem: str | None = None
     cdn_problem: str | None = None
     cdn_url: str | None = None
     cdn_pending: bool = False
+    window: Window | None = None
 
 
 class TargetChecker:
-    """The two passes over one bucket's redirect targets."""
+    """The two passes over one bucket's redirect targets. ``wait_seconds``: how long from its
+    start a pass may wait for copies that others hold (at least ``MIN_LOCK_WAIT_SECONDS`` for
+    each); ``into``: the check to fill, which keeps what a cancelled pass had found."""
 
     def __init__(self, pool: Pool, store: S3Store) -> None:
         self.pool = pool
         self.store = store
 
-    async def head_pass(self) -> TargetCheck:
+    async def head_pass(
+        self, *, wait_seconds: float, into: TargetCheck | None = None
+    ) -> TargetCheck:
         """HEAD every redirect target (and its ``.sha256``; behind a CDN, its CDN address,
         anonymously). Cheap: no byte is read."""
-        return await self._each(self._head, at_once=HEAD_CHECKS_AT_ONCE, kind="head")
+        result = into if into is not None else TargetCheck()
+        await self._each(
+            self._head, at_once=HEAD_CHECKS_AT_ONCE, kind="head", wait=wait_seconds, result=result
+        )
+        async with self.pool.acquire() as conn:
+            await mirror_store.record_head_checked(conn, result.fine)
+        return result
 
-    async def content_pass(self, *, pass_number: int, sample_bytes: int) -> TargetCheck:
-        """Read window ``pass_number`` (of ``sample_bytes``; 0: the whole file) of every
-        redirect target from the bucket and its CDN address and compare it with PostgreSQL's."""
-        result = TargetCheck()
+    async def content_pass(
+        self, *, sample_bytes: int, wait_seconds: float, into: TargetCheck | None = None
+    ) -> TargetCheck:
+        """Read the next window (of ``sample_bytes``; 0: the whole file) of every redirect
+        target from the bucket and its CDN address and compare it with PostgreSQL's; a window
+        found right moves the copy's place on (``jobs.content_sample``)."""
+        result = into if into is not None else TargetCheck()
 
-        async def check(row: ArchiveRow, key: str, session: aiohttp.ClientSession | None) -> _Found:
-            window = sample_window(row.bytes, sample_bytes, pass_number)
-            return await self._content(row, key, session, window, result)
+        async def check(
+            row: ArchiveRow, key: str, session: aiohttp.ClientSession | None, conn: Connection
+        ) -> _Found:
+            # Read under the copy's lock: a pass running beside this one waits for it, then
+            # reads the window after.
+            offset = await content_store.content_offset(conn, row.id)
+            window = window_at(row.bytes, sample_bytes, offset)
+            found = await self._content(row, key, session, window, result)
+            return dataclasses.replace(found, window=window)
 
-        return await self._each(check, at_once=CONTENT_CHECKS_AT_ONCE, kind="content", into=result)
+        await self._each(
+            check, at_once=CONTENT_CHECKS_AT_ONCE, kind="content", wait=wait_seconds, result=result
+        )
+        return result
 
     # --- one pass ---------------------------------------------------------------------------
 
     async def _each(
-        self, check: _Check, *, at_once: int, kind: str, into: TargetCheck | None = None
-    ) -> TargetCheck:
-        result = into or TargetCheck()
+        self, check: _Check, *, at_once: int, kind: CheckKind, wait: float, result: TargetCheck
+    ) -> None:
+        """Every target whose lock is free at once, then the held ones, each waited for until
+        ``wait`` seconds after the start (``MIN_LOCK_WAIT_SECONDS`` at least)."""
+        until = time.monotonic() + wait
         async with self.pool.acquire() as conn:
             rows = await mirror_store.redirect_candidates(conn, self.store.bucket)
         slots = asyncio.Semaphore(at_once)
         session = public_copy.new_session() if self.store.behind_cdn else None
+        left = {row.id: row for row in rows}
+        held: list[ArchiveRow] = []
+
+        async def one(row: ArchiveRow, *, waiting: bool) -> None:
+            async with slots:
+                seconds = max(until - time.monotonic(), MIN_LOCK_WAIT_SECONDS) if waiting else None
+                if await self._locked(row, check, session, result, kind, seconds):
+                    left.pop(row.id, None)
+                elif waiting:
+                    reason = (
+                        f"its mirror lock stayed held for the {seconds:.1f} s the pass waited "
+                        "(an upload, a scrub or a long check has it)"
+                    )
+                    result.skipped[row.id] = reason
+                    _unchecked(kind, row, "busy", reason)
+                    left.pop(row.id, None)
+                else:
+                    held.append(row)
+
         try:
-
-            async def one(row: ArchiveRow) -> None:
-                async with slots:
-                    await self._locked(row, check, session, result, kind)
-
-            await asyncio.gather(*(one(row) for row in rows))
+            await asyncio.gather(*(one(row, waiting=False) for row in rows))
+            await asyncio.gather(*(one(row, waiting=True) for row in held))
+        except asyncio.CancelledError:
+            for row in left.values():
+                result.unfinished.append(row.id)
+                _unchecked(kind, row, "cancelled", "the pass was cancelled before it was checked")
+            raise
         finally:
             if session is not None:
                 await session.close()
-        if kind == "head":
-            async with self.pool.acquire() as conn:
-                await mirror_store.record_head_checked(conn, result.fine)
-        return result
 
     async def _locked(
         self,
@@ -145,30 +219,41 @@ class TargetChecker:
         check: _Check,
         session: aiohttp.ClientSession | None,
         result: TargetCheck,
-        kind: str,
-    ) -> None:
+        kind: CheckKind,
+        wait_seconds: float | None,
+    ) -> bool:
+        """Check the copy under its mirror lock, taken at once (``wait_seconds`` None) or
+        within ``wait_seconds``; False when the lock was not had, and nothing was done."""
         assert row.file_name is not None
         key = self.store.key_for(row.file_name)
         if row.mirror.key != key:
-            return  # mirrored under another prefix: the backfill sees to it
+            return True  # mirrored under another prefix: the backfill sees to it
         async with self.pool.acquire() as lock_conn:
-            if not await mirror_store.try_lock_archive(lock_conn, row.id):
-                result.busy += 1  # a mirror job (or the other pass) is at it right now
-                return
+            locked = (
+                await mirror_store.try_lock_archive(lock_conn, row.id)
+                if wait_seconds is None
+                else await mirror_store.lock_archive_within(lock_conn, row.id, wait_seconds)
+            )
+            if not locked:
+                return False
             try:
-                result.checked += 1
                 try:
-                    found = await check(row, key, session)
+                    found = await check(row, key, session, lock_conn)
                 except MirrorFailed as exc:
                     result.failures[row.id] = str(exc)
-                    return
+                    _unchecked(kind, row, "store", str(exc))
+                    return True
                 except ChunkReadError as exc:
-                    result.failures[row.id] = f"cannot read {row.file_name} from PostgreSQL: {exc}"
-                    return
+                    problem = f"cannot read {row.file_name} from PostgreSQL: {exc}"
+                    result.failures[row.id] = problem
+                    _unchecked(kind, row, "database", problem)
+                    return True
+                result.checked += 1
                 await self._record(lock_conn, row, key, found, result, kind)
             finally:
                 if not lock_conn.is_closed():
                     await mirror_store.unlock_archive(lock_conn, row.id)
+        return True
 
     async def _record(
         self,
@@ -177,8 +262,10 @@ class TargetChecker:
         key: str,
         found: _Found,
         result: TargetCheck,
-        kind: str,
+        kind: CheckKind,
     ) -> None:
+        if found.window is not None and (found.bucket_problem or found.cdn_problem):
+            await content_store.restart_content_cycle(conn, row.id)
         if found.bucket_problem is not None:
             error = f"the periodic {kind} check found the copy wrong: {found.bucket_problem}"
             log.warning(
@@ -201,6 +288,14 @@ class TargetChecker:
             result.cdn_pending.append(row.id)
         else:
             result.fine.append(row.id)
+            if found.window is not None:
+                await content_store.record_window_right(
+                    conn,
+                    row.id,
+                    first=found.window.first,
+                    last=found.window.last,
+                    next_offset=offset_after(found.window),
+                )
 
     def _cdn_target(self, row: ArchiveRow, key: str) -> tuple[str | None, bool]:
         """The CDN address to check (None without a CDN), and whether the copy still waits for
@@ -215,7 +310,7 @@ class TargetChecker:
     # --- HEAD -------------------------------------------------------------------------------
 
     async def _head(
-        self, row: ArchiveRow, key: str, session: aiohttp.ClientSession | None
+        self, row: ArchiveRow, key: str, session: aiohttp.ClientSession | None, _: Connection
     ) -> _Found:
         problem = await self._head_problem(row, key)
         if problem is not None:
@@ -308,6 +403,17 @@ class TargetChecker:
             digest.update(piece)
             result.database_bytes += len(piece)
         return digest.hexdigest()
+
+
+def _unchecked(kind: CheckKind, row: ArchiveRow, cause: UncheckedCause, reason: str) -> None:
+    log.warning(
+        "mirror_copy_unchecked",
+        check=kind,
+        archive_id=row.id,
+        file=row.file_name,
+        cause=cause,
+        reason=reason,
+    )
 
 
 async def _cdn_head_problem(session: aiohttp.ClientSession, url: str, size: int) -> str | None:

@@ -5,7 +5,8 @@
   operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
   set, ``scrub_mirror`` every Sunday at 03:30 UTC, ``check_mirror`` every
-  ``MIRROR_CHECK_SECONDS`` and ``check_mirror_content`` every ``MIRROR_CONTENT_CHECK_SECONDS``;
+  ``MIRROR_CHECK_SECONDS`` and ``check_mirror_content`` every ``MIRROR_CONTENT_CHECK_SECONDS``,
+  never in the same second (``jobs.schedules``);
 - JSON job serialisation (``gomoku_archive.queue.connection``), a health-check record every 30 s;
 - SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
   (the export drops its unfinished row) and stay queued for the next worker.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from gomoku_archive.jobs.ids import (
     RANGE_FUNCTION,
     SCRUB_CRON_NAME,
 )
+from gomoku_archive.jobs.schedules import check_schedule, content_schedule
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.connection import QUEUE_NAME
 from gomoku_archive.queue.worker_keys import retire_worker
@@ -88,24 +89,9 @@ _STALE_AFTER = "gomoku_stale_after"
 _S3_STORE = "gomoku_s3_store"
 
 
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """arq cron's ``second``, ``minute`` and ``hour`` (None: every one)."""
-
-    second: set[int]
-    minute: set[int] | None = None
-    hour: set[int] | None = None
-
-
-def check_schedule(period_seconds: int) -> Schedule:
-    """When to run a job at least every ``period_seconds`` (5 to 59, whole minutes below an
-    hour, whole hours from an hour on: ``Settings`` checks it). A period that does not divide
-    the minute, hour or day gives a shorter gap at its turn, never a longer one."""
-    if period_seconds < 60:
-        return Schedule(set(range(0, 60, period_seconds)))
-    if period_seconds < 3600:
-        return Schedule({0}, set(range(0, 60, period_seconds // 60)))
-    return Schedule({0}, {0}, set(range(0, 24, period_seconds // 3600)))
+def _cron_set(values: frozenset[int] | None) -> set[int] | None:
+    """arq's cron takes sets (not frozensets), or None for every value."""
+    return None if values is None else set(values)
 
 
 def worker_name() -> str:
@@ -151,25 +137,30 @@ def worker_options(
                 max_tries=1,
             )
         )
+        # The two checks never start in the same second (each waits for a copy the other
+        # holds, but a pass should not spend its period waiting): jobs.schedules.
         head = check_schedule(settings.mirror_check_seconds)
-        content = check_schedule(settings.mirror_content_check_seconds)
+        content = content_schedule(
+            settings.mirror_check_seconds, settings.mirror_content_check_seconds
+        )
         cron_jobs += [
             cron(
                 check_mirror,
                 name=CHECK_CRON_NAME,
-                second=head.second,
-                minute=head.minute,
+                second=_cron_set(head.second),
+                minute=_cron_set(head.minute),
+                hour=_cron_set(head.hour),
                 timeout=max(settings.mirror_check_seconds, 60),
                 max_tries=1,
             ),
             cron(
                 check_mirror_content,
                 name=CONTENT_CHECK_CRON_NAME,
-                second=content.second,
-                minute=content.minute,
-                hour=content.hour,
-                # A pass that outlasts its period overlaps the next, which then skips the
-                # files it holds (their locks): whole files of a big archive take a while.
+                second=_cron_set(content.second),
+                minute=_cron_set(content.minute),
+                hour=_cron_set(content.hour),
+                # Whole files of a big archive take a while; a pass that outlasts its period
+                # overlaps the next, which waits for the copies it holds (mirror_checks).
                 timeout=min(max(settings.mirror_content_check_seconds, 600), SCRUB_TIMEOUT_SECONDS),
                 max_tries=1,
             ),

@@ -5,6 +5,11 @@ gone or changed and queue its repair) and ``check_mirror_content`` (every
 ``MIRROR_CONTENT_CHECK_SECONDS``: the same for a window of every target's bytes).
 Thin: the work is ``gomoku_archive.storage.mirror``; here are retries, logs and arq's outcomes.
 
+The checks' outcomes: ``checked`` (every redirect target got a verdict), ``incomplete`` (some
+were skipped or the store did not answer for them: each is named in ``problems`` and in its
+own ``mirror_copy_unchecked`` warning), ``unfinished`` (the pass was cancelled: arq's timeout
+or a shutdown); the last two are logged at warning.
+
 ``mirror_archive`` outcomes: ``uploaded`` / ``present`` / ``skipped`` (see ``MirrorAction``);
 ``retry`` when the store was away or busy (``MIRROR_MAX_TRIES`` runs); ``failed`` when the store
 refused (credentials, bucket, access) or stayed away, raised so arq keeps it as the job's result
@@ -13,18 +18,20 @@ for ``/ops/`` and ``gomoku-archive jobs``. A failure never touches what is publi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import structlog
 from arq import Retry
 
 from gomoku_archive.errors import MirrorFailed
-from gomoku_archive.jobs.content_sample import pass_number
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.enqueue import enqueue_mirrors
 from gomoku_archive.storage.mirror_checks import TargetCheck
-from gomoku_archive.worker.context import clock_of, mirror_of, redis_of, settings_of
+from gomoku_archive.worker.context import mirror_of, redis_of, settings_of
 from gomoku_archive.worker.retry_policy import MIRROR_MAX_TRIES, may_retry, mirror_retry_delay
 
 log = get_logger(__name__)
@@ -33,6 +40,13 @@ MIRROR_TIMEOUT_SECONDS = 3 * 3600
 """One archive's upload and read-back: hours of margin for a multi-gigabyte month on a slow
 link; a stuck call is also bounded by boto3's own connect and read timeouts."""
 SCRUB_TIMEOUT_SECONDS = 12 * 3600
+
+
+def lock_wait_seconds(period_seconds: int) -> float:
+    """How long a check's pass may wait for copies that another job holds: half its period,
+    which leaves the other half for its own work before the next pass is due (and keeps the
+    HEAD pass within its arq timeout of a period)."""
+    return period_seconds / 2
 
 
 async def mirror_archive(ctx: dict[str, Any], archive_id: int) -> dict[str, Any]:
@@ -99,7 +113,10 @@ async def check_mirror(ctx: dict[str, Any]) -> dict[str, Any]:
     if mirror is None:
         return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
     started = time.monotonic()
-    checked = await mirror.check_targets()
+    checked = TargetCheck()
+    with _unfinished("mirror_check", checked, started):
+        wait = lock_wait_seconds(settings_of(ctx).mirror_check_seconds)
+        await mirror.check_targets(wait_seconds=wait, into=checked)
     return await _report(ctx, "mirror_check", checked, started)
 
 
@@ -111,11 +128,15 @@ async def check_mirror_content(ctx: dict[str, Any]) -> dict[str, Any]:
         return {"outcome": "skipped", "reason": "S3_BUCKET is not set"}
     settings = settings_of(ctx)
     started = time.monotonic()
-    number = pass_number(clock_of(ctx)(), settings.mirror_content_check_seconds)
     sample = settings.mirror_content_sample_bytes
-    checked = await mirror.check_content(pass_number=number, sample_bytes=sample)
-    extra = {"pass": number, "sampleBytes": sample}
-    return await _report(ctx, "mirror_content_check", checked, started, extra)
+    checked = TargetCheck()
+    with _unfinished("mirror_content_check", checked, started):
+        await mirror.check_content(
+            sample_bytes=sample,
+            wait_seconds=lock_wait_seconds(settings.mirror_content_check_seconds),
+            into=checked,
+        )
+    return await _report(ctx, "mirror_content_check", checked, started, {"sampleBytes": sample})
 
 
 async def _report(
@@ -127,12 +148,24 @@ async def _report(
 ) -> dict[str, Any]:
     queued = await enqueue_mirrors(redis_of(ctx), checked.to_repair())
     summary: dict[str, Any] = {
-        "outcome": "checked",
+        "outcome": checked.outcome,
         **(extra or {}),
         **checked.summary(),
         "repairsQueued": queued,
         "duration_s": round(time.monotonic() - started, 3),
     }
-    level = "warning" if checked.withdrawn or checked.failures else "info"
+    level = "warning" if checked.withdrawn or checked.outcome != "checked" else "info"
     getattr(log, level)(event, **summary)
     return summary
+
+
+@contextlib.contextmanager
+def _unfinished(event: str, checked: TargetCheck, started: float) -> Iterator[None]:
+    """A pass cancelled midway (arq's timeout, a shutdown) still says what it had done, and that
+    it did not finish; its repairs are queued by the next pass."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        duration = round(time.monotonic() - started, 3)
+        log.warning(event, outcome="unfinished", **checked.summary(), duration_s=duration)
+        raise
