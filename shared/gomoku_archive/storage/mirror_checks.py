@@ -121,7 +121,9 @@ class TargetChecker:
     ) -> TargetCheck:
         result = into or TargetCheck()
         async with self.pool.acquire() as conn:
-            rows = await mirror_store.redirect_candidates(conn, self.store.bucket)
+            rows = await mirror_store.redirect_candidates(
+                conn, self.store.identity, self.store.bucket
+            )
         slots = asyncio.Semaphore(at_once)
         session = public_copy.new_session() if self.store.behind_cdn else None
         try:
@@ -209,7 +211,7 @@ class TargetChecker:
         if cdn_url is None:
             return None, False
         return cdn_url, row.mirror.not_redirected_because(
-            self.store.bucket, key, cdn_url
+            self.store.identity, self.store.bucket, key, cdn_url
         ) is not None
 
     # --- HEAD -------------------------------------------------------------------------------
