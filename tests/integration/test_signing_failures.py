@@ -26,7 +26,8 @@ from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
-from gomoku_archive.storage.s3 import CREDENTIAL_ATTEMPTS, S3Store, bounded_session
+from gomoku_archive.storage.s3 import S3Store
+from gomoku_archive.storage.s3_session import CREDENTIAL_ATTEMPTS, bounded_session
 from gomoku_archive.web.redirect_signer import RETRY_PAUSE_SECONDS
 from tests.integration.api_support import ServerProcess, publish_bytes, random_bytes
 from tests.integration.s3_support import CREDENTIALS, moto_server, new_bucket

@@ -3,18 +3,14 @@ event loop never blocks (boto3 is synchronous), and every botocore failure turne
 ``MirrorFailed`` that says whether trying again later may help.
 
 Region and credentials come from boto3's standard chain (environment, shared files, web
-identity, the container endpoint, instance role); this module never logs or stores them. Where
-the chain fetches credentials over the network (STS for IRSA, the EKS Pod Identity agent, the
-instance metadata service), ``bounded_session`` sets the timeouts and tries, so a credential
-source that hangs fails within seconds instead of botocore's minutes."""
+identity, the container endpoint, instance role), each network fetch of them bounded
+(``storage.s3_session``); this module never logs or stores them."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import concurrent.futures
 import hashlib
-import queue
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,17 +19,13 @@ from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
-import boto3
 import botocore.exceptions
-import botocore.session
 from botocore.config import Config
-from botocore.credentials import ContainerProvider, InstanceMetadataProvider
-from botocore.httpsession import URLLib3Session
-from botocore.utils import ContainerMetadataFetcher
 
 from gomoku_archive.errors import ConfigError, MirrorFailed, StoreUnavailable
 from gomoku_archive.logs import get_logger
 from gomoku_archive.settings import Settings
+from gomoku_archive.storage.s3_session import Signer, bounded_session
 
 log = get_logger(__name__)
 
@@ -49,18 +41,6 @@ THREADS = 4
 READ_BLOCK = 1024 * 1024
 """Bytes per read when an object is read back: the read-back holds at most this much."""
 
-CREDENTIAL_CONNECT_SECONDS = 1.0
-CREDENTIAL_READ_SECONDS = 2.0
-CREDENTIAL_ATTEMPTS = 2
-"""Each credential fetch from STS or the container endpoint: connect and read timeouts, and
-tries in all. botocore's own for STS are 60 s reads and up to 5 tries: a stand-in STS that
-accepted and never answered held a presign for minutes (4.1 s with these, measured)."""
-CREDENTIAL_RETRY_PAUSE_SECONDS = 0.2
-"""The container endpoint's pause between its tries (botocore's: 1 s)."""
-IMDS_TIMEOUT_SECONDS = 1.0
-IMDS_ATTEMPTS = 1
-"""The instance metadata service, on the node itself, answers in milliseconds: botocore's own
-values, pinned here so that no environment or config file can stretch them."""
 PRESIGN_TIMEOUT_SECONDS = 2.0
 """How long a download waits for its presigned URL before the API serves the file itself:
 signing is local and takes microseconds once credentials are cached; only a credential fetch
@@ -127,68 +107,6 @@ def store_identity(endpoint_url: str | None) -> str:
     default = {"http": 80, "https": 443}.get(scheme)
     port = "" if parts.port is None or parts.port == default else f":{parts.port}"
     return f"{scheme}://{host}{port}{parts.path.rstrip('/')}"
-
-
-def bounded_session() -> boto3.session.Session:
-    """A boto3 session with boto3's standard credential chain, each network fetch of
-    credentials bounded: STS (web identity, assumed roles) by the session's default client
-    config, which botocore merges into the STS clients it makes for the chain
-    (``AWS_ENDPOINT_URL_STS`` and ``AWS_STS_REGIONAL_ENDPOINTS`` still apply); the container
-    endpoint (ECS, EKS Pod Identity) by a fetcher of ours in botocore's place; the instance
-    metadata service by its two config variables (``IMDS_*``). An S3 client's own config
-    still rules its S3 calls."""
-    core = botocore.session.get_session()
-    core.set_default_client_config(
-        Config(
-            connect_timeout=CREDENTIAL_CONNECT_SECONDS,
-            read_timeout=CREDENTIAL_READ_SECONDS,
-            retries={"total_max_attempts": CREDENTIAL_ATTEMPTS, "mode": "standard"},
-        )
-    )
-    core.set_config_variable("metadata_service_timeout", IMDS_TIMEOUT_SECONDS)
-    core.set_config_variable("metadata_service_num_attempts", IMDS_ATTEMPTS)
-    fetcher = ContainerMetadataFetcher(
-        session=URLLib3Session(timeout=(CREDENTIAL_CONNECT_SECONDS, CREDENTIAL_READ_SECONDS))
-    )
-    # botocore reads these per fetch; they have no constructor argument.
-    fetcher.RETRY_ATTEMPTS = CREDENTIAL_ATTEMPTS
-    fetcher.SLEEP_TIME = CREDENTIAL_RETRY_PAUSE_SECONDS
-    resolver = core.get_component("credential_provider")
-    resolver.remove(ContainerProvider.METHOD)
-    # Its place in the chain: right before the instance role, as botocore puts it.
-    resolver.insert_before(InstanceMetadataProvider.METHOD, ContainerProvider(fetcher=fetcher))
-    return boto3.session.Session(botocore_session=core)
-
-
-class _Signer:
-    """One daemon thread that presigns URLs. A daemon, unlike the threads of an executor
-    (which the interpreter joins at exit): a credential fetch stuck on a source that does not
-    answer must never hold the process when it stops."""
-
-    def __init__(self) -> None:
-        self._calls: queue.SimpleQueue[
-            tuple[concurrent.futures.Future[str], Callable[[], str]] | None
-        ] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="s3-presign", daemon=True)
-        self._thread.start()
-
-    def submit(self, fn: Callable[[], str]) -> concurrent.futures.Future[str]:
-        future: concurrent.futures.Future[str] = concurrent.futures.Future()
-        self._calls.put((future, fn))
-        return future
-
-    def close(self) -> None:
-        self._calls.put(None)  # not joined: see the class's docstring
-
-    def _run(self) -> None:
-        while (call := self._calls.get()) is not None:
-            future, fn = call
-            if not future.set_running_or_notify_cancel():
-                continue  # its caller stopped waiting before it came up
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # handed to the caller, whatever it is
-                future.set_exception(exc)
 
 
 def object_key(prefix: str, file_name: str) -> str:
@@ -288,7 +206,7 @@ class S3Store:
         self._lock = threading.Lock()
         self._client: Any = None
         self._urls: Any = None
-        self._signer: _Signer | None = None
+        self._signer: Signer | None = None
 
     # Both clients are made on first use, on the thread that needs them: making one loads
     # credentials, which from the container endpoint or the instance role is a network fetch.
@@ -359,7 +277,7 @@ class S3Store:
         if cdn is not None:
             return cdn
         if self._signer is None:  # only the event loop's thread gets here
-            self._signer = _Signer()
+            self._signer = Signer()
         signed = self._signer.submit(partial(self._presign, key))
         where = self.where(key)
         try:
