@@ -165,9 +165,10 @@ async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
     """The bucket's addresses for redirects: presigned with the credentials of boto3's chain,
     or under CDN_BASE_URL (no S3 request is ever made by the API)."""
     store = S3Store(app[SETTINGS], threads=1)
-    app[MIRROR_STORE] = store
-    app[REDIRECT_SIGNER] = RedirectSigner(store, app[METRICS])
     try:
+        await store.prepare_signing()
+        app[MIRROR_STORE] = store
+        app[REDIRECT_SIGNER] = RedirectSigner(store, app[METRICS])
         yield
     finally:
         store.close()

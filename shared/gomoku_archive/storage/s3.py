@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -45,6 +46,8 @@ PRESIGN_TIMEOUT_SECONDS = 2.0
 """How long a download waits for its presigned URL before the API serves the file itself:
 signing is local and takes microseconds once credentials are cached; only a credential fetch
 (at start, and when they near expiry) takes longer, bounded by the values above."""
+SIGNER_START_SECONDS = 10.0
+"""How long the API's start waits for its signing client (``S3Store.prepare_signing``)."""
 SIGNING_ERROR_CHARS = 300
 
 # S3 error codes worth another try soon; every other client error is the store saying no
@@ -267,6 +270,24 @@ class S3Store:
         """The object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
         return None if self._cdn_base is None else cdn_address(self._cdn_base, key)
 
+    async def prepare_signing(self) -> None:
+        """Make the signing client now, on the signer's thread, and wait for it at most
+        ``SIGNER_START_SECONDS``: the first download would otherwise pay for it inside its
+        ``PRESIGN_TIMEOUT_SECONDS`` (loading botocore's models is CPU work that a loaded node
+        stretches past a second; for the container endpoint or an instance role it also
+        fetches credentials). Whatever fails here, the first signing tries again."""
+        if self.behind_cdn:
+            return
+        made = self._signer_thread().submit(self._signing_client)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(SIGNER_START_SECONDS):
+                await asyncio.wrap_future(made)
+
+    def _signer_thread(self) -> Signer:
+        if self._signer is None:  # only the event loop's thread gets here
+            self._signer = Signer()
+        return self._signer
+
     async def public_url(self, key: str) -> str:
         """Where a redirect sends a client: under ``CDN_BASE_URL`` when set, else a presigned
         GET of the object valid for ``S3_PRESIGN_SECONDS``, signed off the event loop within
@@ -276,9 +297,7 @@ class S3Store:
         cdn = self.cdn_url(key)
         if cdn is not None:
             return cdn
-        if self._signer is None:  # only the event loop's thread gets here
-            self._signer = Signer()
-        signed = self._signer.submit(partial(self._presign, key))
+        signed = self._signer_thread().submit(partial(self._presign, key))
         where = self.where(key)
         try:
             async with asyncio.timeout(PRESIGN_TIMEOUT_SECONDS):
