@@ -161,7 +161,7 @@ def exit_now(code: int) -> NoReturn:
     closes), and tearing down the modules' objects is CPU work that a loaded node starves.
     Under 8 busy loops on 2 cores with 40 downloads cut, the process exited 1.3-3.3 s after
     the cut, 1.1-3.0 s of it after the stop was done, against the chart's 5 s margin for all
-    of it (4.4 s at a load of 24); now 0.2-0.5 s. The log lines written so far are flushed
+    of it (4.4 s at a load of 24); now 0.2-0.6 s. The log lines written so far are flushed
     first."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
