@@ -508,7 +508,9 @@ def test_network_policies_are_optional_and_fit_the_pods(
         egress_ports = {p["port"] for rule in policy["egress"] for p in rule["ports"]}
         assert {53, 5432} <= egress_ports, component
         assert (6379 in egress_ports) == (component != "migrate")
-        assert (443 in egress_ports) == (component == "worker"), "only the worker reaches S3"
+        # The worker reaches S3; with workload identity (on in the full values) the API and
+        # the worker reach STS; the migration neither.
+        assert (443 in egress_ports) == (component != "migrate")
         if component != "api":
             assert policy["ingress"] == [], f"nothing may reach the {component}"
             continue
@@ -533,6 +535,85 @@ def test_network_policies_are_optional_and_fit_the_pods(
     ports = [[p["port"] for p in rule["ports"]] for rule in worker["egress"]]
     assert ports == [[53, 53], [5432], [6380], [443, 9000]]
     assert all("to" not in rule for rule in worker["egress"][1:]), "no peers: any address"
+
+
+METADATA_ENDPOINTS = [
+    "169.254.169.254/32",
+    "169.254.170.23/32",
+    "fd00:ec2::254/128",
+    "fd00:ec2::23/128",
+]
+
+
+def test_workload_identity_lets_the_api_and_the_worker_reach_sts(helm: Helm) -> None:
+    """With IRSA or EKS Pod Identity boto3 fetches S3 credentials from STS (or a metadata
+    endpoint): a policy that lets the API reach only DNS, PostgreSQL and Redis left it
+    without credentials (issue 34)."""
+
+    def egress(*values: str) -> dict[str, list[Manifest]]:
+        manifests = helm.template(*DEFAULT_VALUES, "--set", "networkPolicy.enabled=true", *values)
+        return {
+            name: find(manifests, "NetworkPolicy", f"{FULLNAME}-{name}")["spec"]["egress"]
+            for name in ("api", "worker", "migrate")
+        }
+
+    def ports(rules: list[Manifest]) -> list[list[int]]:
+        return [[p["port"] for p in rule["ports"]] for rule in rules]
+
+    plain = egress()
+    assert [443] not in ports(plain["api"]), "no STS unless asked"
+    assert ports(plain["worker"]).count([443]) == 1, "the worker's S3 rule only"
+    sts = egress("--set", "networkPolicy.workloadIdentity.enabled=true")
+    assert ports(sts["api"]).count([443]) == 1, "STS"
+    assert ports(sts["worker"]).count([443]) == 2, "S3's rule and STS's"
+    for component in ("api", "worker"):
+        rules = [r for r in sts[component] if ports([r]) == [[443]]]
+        assert all("to" not in r for r in rules), "STS at any address (AWS's have none fixed)"
+        assert [80] not in ports(sts[component]), "no metadata endpoint unless asked"
+    assert ports(sts["migrate"]) == ports(plain["migrate"]), "the migration needs no S3"
+    narrowed = egress(
+        "--set", "networkPolicy.workloadIdentity.enabled=true",
+        "--set", "networkPolicy.workloadIdentity.metadataEndpoints=true",
+        "--set", "networkPolicy.workloadIdentity.sts.ports={443,8443}",
+        "--set", "networkPolicy.workloadIdentity.sts.to[0].ipBlock.cidr=10.9.0.0/16",
+    )  # fmt: skip
+    for component in ("api", "worker"):
+        (sts_rule,) = [r for r in narrowed[component] if ports([r]) == [[443, 8443]]]
+        assert sts_rule["to"] == [{"ipBlock": {"cidr": "10.9.0.0/16"}}]
+        (metadata,) = [r for r in narrowed[component] if ports([r]) == [[80]]]
+        assert [peer["ipBlock"]["cidr"] for peer in metadata["to"]] == METADATA_ENDPOINTS
+    assert [80] not in ports(narrowed["migrate"])
+
+
+def test_operators_name_the_databases_and_redis_addresses_and_ports(helm: Helm) -> None:
+    """A read replica (SOURCE_DATABASE_URL) or a cache on another port or address: each gets
+    the port and the peers the operator names (CIDRs or selectors)."""
+    manifests = helm.template(
+        *DEFAULT_VALUES, "--set", "networkPolicy.enabled=true",
+        "--set", "networkPolicy.postgresql.to[0].ipBlock.cidr=10.1.0.5/32",
+        "--set", "networkPolicy.sourceDatabase.port=6432",
+        "--set", "networkPolicy.sourceDatabase.to[0].ipBlock.cidr=10.2.0.0/24",
+        "--set", "networkPolicy.redis.port=6380",
+        "--set", "networkPolicy.redis.to[0].podSelector.matchLabels.app=cache",
+    )  # fmt: skip
+    policies = {
+        name: find(manifests, "NetworkPolicy", f"{FULLNAME}-{name}")["spec"]["egress"]
+        for name in ("api", "worker", "migrate")
+    }
+    by_port = {
+        name: {rule["ports"][0]["port"]: rule.get("to") for rule in rules}
+        for name, rules in policies.items()
+    }
+    for name in ("api", "worker", "migrate"):
+        assert by_port[name][5432] == [{"ipBlock": {"cidr": "10.1.0.5/32"}}], name
+    assert by_port["worker"][6432] == [{"ipBlock": {"cidr": "10.2.0.0/24"}}], "the replica"
+    assert 6432 not in by_port["api"] and 6432 not in by_port["migrate"], "the export's alone"
+    for name in ("api", "worker"):
+        assert by_port[name][6380] == [{"podSelector": {"matchLabels": {"app": "cache"}}}]
+    assert 6380 not in by_port["migrate"]
+    unset = helm.template(*DEFAULT_VALUES, "--set", "networkPolicy.enabled=true")
+    worker = find(unset, "NetworkPolicy", f"{FULLNAME}-worker")["spec"]["egress"]
+    assert [r["ports"][0]["port"] for r in worker] == [53, 5432, 6379, 443], "no rule of its own"
 
 
 # --- the optional parts ----------------------------------------------------------------------

@@ -139,6 +139,7 @@ async def test_a_cdn_copy_read_anonymously_is_a_second_web_seed(
             await mirror_store.record_verified(
                 conn,
                 archive_id,
+                store="aws",
                 bucket="archive-bucket",
                 key="db/" + entry["file"],
                 etag='"e"',
@@ -165,7 +166,7 @@ async def test_a_presigned_url_is_never_a_web_seed(db_dsn: str, pool: Pool, mont
                 "SELECT id FROM archives WHERE file_name = $1", entry["file"]
             )
             await mirror_store.record_verified(
-                conn, archive_id, bucket="archive-bucket", key="db/" + entry["file"],
+                conn, archive_id, store="aws", bucket="archive-bucket", key="db/" + entry["file"],
                 etag='"e"', uploaded_bytes=0,
             )  # fmt: skip
         body = await (await api.get(entry["torrentUrl"])).read()

@@ -16,7 +16,7 @@ from gomoku_archive.errors import ConfigError
 from gomoku_archive.http.origin import client_address, parse_networks
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.public_copy import PublicRead
-from gomoku_archive.storage.s3 import cdn_address, object_key
+from gomoku_archive.storage.s3 import cdn_address, object_key, store_identity
 from gomoku_archive.web.api.downloads import redirect_cache_control
 from tests.budget import examples
 
@@ -92,40 +92,73 @@ def test_bad_delivery_settings_are_named(env: dict[str, str], message: str) -> N
 # --- which copy a download may be sent to ------------------------------------------------------
 
 
+STORE = "http://minio:9000"
+
+
 def verified(**more: object) -> MirrorRecord:
-    fields: dict[str, object] = {"bucket": "b", "key": KEY, "etag": '"e"', "verified_at": NOW}
+    fields: dict[str, object] = {
+        "store": STORE, "bucket": "b", "key": KEY, "etag": '"e"', "verified_at": NOW
+    }  # fmt: skip
     return MirrorRecord(**(fields | more))  # type: ignore[arg-type]
 
 
 def test_a_verified_copy_is_redirected_to_without_a_cdn() -> None:
-    assert verified().not_redirected_because("b", KEY, None) is None
+    assert verified().not_redirected_because(STORE, "b", KEY, None) is None
 
 
 @pytest.mark.parametrize(
-    ("record", "bucket", "key", "why"),
+    ("record", "store", "bucket", "key", "why"),
     [
-        (MirrorRecord(), "b", KEY, "no verified copy"),
-        (verified(verified_at=None), "b", KEY, "no verified copy"),
-        (verified(), "other-bucket", KEY, "no verified copy"),
-        (verified(), "b", "other/" + KEY, "no verified copy"),
-        (verified(), None, KEY, "no verified copy"),
+        (MirrorRecord(), STORE, "b", KEY, "no verified copy"),
+        (verified(verified_at=None), STORE, "b", KEY, "no verified copy"),
+        (verified(), STORE, "other-bucket", KEY, "no verified copy"),
+        (verified(), STORE, "b", "other/" + KEY, "no verified copy"),
+        (verified(), STORE, None, KEY, "no verified copy"),
+        # The same bucket name in another store is another bucket (issue 34).
+        (verified(), "http://other-store:9000", "b", KEY, "verified in another store"),
+        (verified(), "aws", "b", KEY, "verified in another store"),
+        (verified(store=None), STORE, "b", KEY, "verified in another store"),
     ],
 )
 def test_no_redirect_without_a_verified_copy_here(
-    record: MirrorRecord, bucket: str | None, key: str, why: str
+    record: MirrorRecord, store: str, bucket: str | None, key: str, why: str
 ) -> None:
-    reason = record.not_redirected_because(bucket, key, None)
+    reason = record.not_redirected_because(store, bucket, key, None)
     assert reason is not None and why in reason
+    assert not record.verified_in(store, bucket, key)
 
 
 def test_behind_a_cdn_only_an_anonymously_read_address_is_a_target() -> None:
-    assert "not been read anonymously yet" in str(verified().not_redirected_because("b", KEY, CDN))
+    assert "not been read anonymously yet" in str(
+        verified().not_redirected_because(STORE, "b", KEY, CDN)
+    )
     failed = verified(cdn_url=CDN, cdn_error="answered HTTP 403")
-    assert "answered HTTP 403" in str(failed.not_redirected_because("b", KEY, CDN))
+    assert "answered HTTP 403" in str(failed.not_redirected_because(STORE, "b", KEY, CDN))
     read = verified(cdn_url=CDN, cdn_verified_at=NOW)
-    assert read.not_redirected_because("b", KEY, CDN) is None
+    assert read.not_redirected_because(STORE, "b", KEY, CDN) is None
     moved = "https://new-cdn.example.org/" + KEY
-    assert read.not_redirected_because("b", KEY, moved) is not None, "another CDN: read it first"
+    assert read.not_redirected_because(STORE, "b", KEY, moved) is not None, "another CDN first"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "identity"),
+    [
+        (None, "aws"),
+        ("", "aws"),
+        ("http://minio:9000", "http://minio:9000"),
+        ("HTTP://MinIO:9000/", "http://minio:9000"),
+        ("https://storage.example.org:443", "https://storage.example.org"),
+        ("http://127.0.0.1:80/", "http://127.0.0.1"),
+        ("http://[::1]:9000", "http://[::1]:9000"),
+        ("https://gateway.example.org/s3/", "https://gateway.example.org/s3"),
+    ],
+)
+def test_a_store_is_known_by_its_endpoint(endpoint: str | None, identity: str) -> None:
+    assert store_identity(endpoint) == identity
+
+
+def test_another_port_is_another_store() -> None:
+    assert store_identity("http://127.0.0.1:9000") != store_identity("http://127.0.0.1:9001")
 
 
 def test_addresses() -> None:

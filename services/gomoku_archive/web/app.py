@@ -29,6 +29,7 @@ from gomoku_archive.web.keys import (
     METRICS,
     MIRROR_STORE,
     POOL,
+    REDIRECT_SIGNER,
     SETTINGS,
     TOOLS,
     TORRENT_PIECES,
@@ -40,6 +41,7 @@ from gomoku_archive.web.ops import setup_ops
 from gomoku_archive.web.pages import handlers as pages
 from gomoku_archive.web.pages import templating
 from gomoku_archive.web.piece_cache import PieceCache
+from gomoku_archive.web.redirect_signer import RedirectSigner
 from gomoku_archive.web.server import bad_requests
 from gomoku_archive.web.server.encoded import BulkFiles, encode, respond_encoded
 from gomoku_archive.web.tools_wheel import ToolsShelf
@@ -163,8 +165,10 @@ async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
     """The bucket's addresses for redirects: presigned with the credentials of boto3's chain,
     or under CDN_BASE_URL (no S3 request is ever made by the API)."""
     store = S3Store(app[SETTINGS], threads=1)
-    app[MIRROR_STORE] = store
     try:
+        await store.prepare_signing()
+        app[MIRROR_STORE] = store
+        app[REDIRECT_SIGNER] = RedirectSigner(store, app[METRICS])
         yield
     finally:
         store.close()

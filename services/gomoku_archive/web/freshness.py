@@ -33,6 +33,7 @@ from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.connection import QUEUE_NAME
 from gomoku_archive.queue.worker_keys import WORKER_KEY_PREFIX
 from gomoku_archive.settings import Settings
+from gomoku_archive.storage.s3 import store_identity
 from gomoku_archive.web.keys import METRICS, POOL, SETTINGS
 from gomoku_archive.web.manifest_cache import RELOAD_ERRORS
 from gomoku_archive.web.metrics import Metrics
@@ -63,6 +64,7 @@ class FreshnessRefresher:
         self._pool = pool
         self._first = settings.export_first_month
         self._bucket = settings.s3_bucket
+        self._store = store_identity(settings.s3_endpoint_url)
         self._cdn_base = settings.cdn_base_url
         self._content_period = settings.mirror_content_check_seconds
         self._content_sample = settings.mirror_content_sample_bytes
@@ -93,8 +95,10 @@ class FreshnessRefresher:
                 mirror = None
                 content: list[content_store.ContentChecked] = []
                 if self._bucket is not None:
-                    mirror = await mirror_store.mirror_stats(conn, self._bucket, self._cdn_base)
-                    content = await content_store.content_checked(conn, self._bucket)
+                    mirror = await mirror_store.mirror_stats(
+                        conn, self._store, self._bucket, self._cdn_base
+                    )
+                    content = await content_store.content_checked(conn, self._store, self._bucket)
         except _DATABASE_ERRORS as exc:
             self._metrics.freshness_refreshes.labels("error").inc()
             log.warning("freshness_refresh_failed", error=f"{type(exc).__name__}: {exc}")

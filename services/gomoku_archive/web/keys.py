@@ -13,6 +13,7 @@ from gomoku_archive.storage.s3 import S3Store
 from gomoku_archive.web.manifest_cache import ManifestCache
 from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.web.piece_cache import PieceCache
+from gomoku_archive.web.redirect_signer import RedirectSigner
 from gomoku_archive.web.server.encoded import BulkFiles
 from gomoku_archive.web.tools_wheel import ToolsShelf
 
@@ -26,6 +27,8 @@ BULK_FILES = web.AppKey("bulk_files", BulkFiles)
 """sha256sums.txt, list.txt and feed.atom as rendered for the current manifest."""
 MIRROR_STORE = web.AppKey("mirror_store", S3Store)
 """Set only when downloads are redirected to the S3 mirror (``S3_BUCKET`` and ``S3_REDIRECT``)."""
+REDIRECT_SIGNER = web.AppKey("redirect_signer", RedirectSigner)
+"""Set with ``MIRROR_STORE``: the redirects' URLs, or None when they cannot be signed."""
 DRAINING = web.AppKey("draining", asyncio.Event)
 """Set when a stop signal arrived: ``/readyz`` fails while requests are still served."""
 TOOLS = web.AppKey("tools", ToolsShelf)

@@ -54,6 +54,15 @@ class Metrics:
             ("reason",),
             registry=r,
         )
+        self.redirects_unsigned = Counter(
+            "gomoku_download_redirects_unsigned",
+            "GET downloads served by the API, not redirected to their verified copy, because "
+            "no presigned URL could be had: error (no credentials, or the credential source "
+            "refused or answered garbage), timeout (none within the presign timeout), paused "
+            "(not tried: signing failed moments ago)",
+            ("reason",),
+            registry=r,
+        )
         self.published_archives = Gauge(
             "gomoku_published_archives",
             "Months with a published archive in the cached manifest (zero-game months included)",

@@ -51,6 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gomoku_archive.web.app import create_app
     from gomoku_archive.web.keys import DRAINING
     from gomoku_archive.web.server.run import CannotListen, Listener, serve
+    from gomoku_archive.web.server.shutdown import exit_now
     from gomoku_archive.web.tools_wheel import ensure_wheel
 
     settings = load_settings(log_to_stdout=True)
@@ -84,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cut_requests=report.cut_requests,
         cut_connections=report.cut_connections,
     )
-    return 0
+    exit_now(0)
 
 
 def check(settings: Settings, port: int | None) -> int:

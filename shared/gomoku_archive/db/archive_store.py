@@ -136,6 +136,9 @@ class ArchiveRow:
 class MirrorRecord:
     """What the S3 mirror knows of an archive's copy in the bucket."""
 
+    store: str | None = None
+    """The store the copy was verified in (``storage.s3.store_identity``; None before
+    migration 0008 recorded it: unknown)."""
     bucket: str | None = None
     key: str | None = None
     etag: str | None = None
@@ -152,22 +155,27 @@ class MirrorRecord:
     head_checked_at: datetime | None = None
     """The worker's last cheap check (HEAD) that found the copy unchanged."""
 
-    def verified_in(self, bucket: str | None, key: str) -> bool:
-        """Whether the copy at ``key`` of ``bucket`` is a verified one (read back and matched)."""
+    def verified_in(self, store: str, bucket: str | None, key: str) -> bool:
+        """Whether the copy at ``key`` of ``bucket`` in ``store`` is a verified one (read back
+        there and matched): a bucket of the same name in another store is another bucket."""
         return (
             self.verified_at is not None
             and bucket is not None
+            and self.store == store
             and self.bucket == bucket
             and self.key == key
         )
 
     def not_redirected_because(
-        self, bucket: str | None, key: str, cdn_url: str | None
+        self, store: str, bucket: str | None, key: str, cdn_url: str | None
     ) -> str | None:
         """None when downloads of this file may be redirected to its copy: verified in
-        ``bucket`` at ``key`` and, behind a CDN (``cdn_url``, the address a client would get),
-        read anonymously from that very address. Else why not, for operators."""
-        if not self.verified_in(bucket, key):
+        ``bucket`` of ``store`` at ``key`` and, behind a CDN (``cdn_url``, the address a
+        client would get), read anonymously from that very address. Else why not, for
+        operators."""
+        if not self.verified_in(store, bucket, key):
+            if self.verified_at is not None and self.store != store:
+                return "its copy was verified in another store; not read back in this one yet"
             return "no verified copy in the bucket yet"
         if cdn_url is None:
             return None
@@ -202,13 +210,14 @@ class BuiltFile:
 
 ROW_COLUMNS = """id, month, state, file_name, sha256, bytes, uncompressed_bytes, games,
     candidate_games, excluded_games, exclusions, results, created_at, finished_at,
-    published_at, superseded_at, failed_at, error, built_at, s3_bucket, s3_key, s3_etag,
+    published_at, superseded_at, failed_at, error, built_at, s3_store, s3_bucket, s3_key, s3_etag,
     mirrored_at, mirror_checked_at, mirror_failed_at, mirror_error, mirror_uploaded_bytes,
     cdn_url, cdn_verified_at, cdn_error, mirror_head_checked_at, first_published_at,
     rebuild_reason, last_rebuild_at, last_rebuild_reason"""
 """Every column but ``stats``, which only the manifest reads (``manifest_summaries``): a few
 kilobytes of counts that a download's lookup should not fetch and decode."""
 _MIRROR_COLUMNS = {
+    "s3_store": "store",
     "s3_bucket": "bucket",
     "s3_key": "key",
     "s3_etag": "etag",

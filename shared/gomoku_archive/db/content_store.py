@@ -12,7 +12,7 @@ from gomoku_archive.db.pool import Connection
 
 _TARGETS = (
     "state IN ('published', 'superseded') AND file_name IS NOT NULL "
-    "AND mirrored_at IS NOT NULL AND s3_bucket = $1"
+    "AND mirrored_at IS NOT NULL AND s3_store = $1 AND s3_bucket = $2"
 )
 
 
@@ -62,11 +62,13 @@ async def restart_content_cycle(conn: Connection, archive_id: int) -> None:
     )
 
 
-async def content_checked(conn: Connection, bucket: str) -> list[ContentChecked]:
-    """Every served file with a verified copy in ``bucket``, by file name."""
+async def content_checked(conn: Connection, store: str, bucket: str) -> list[ContentChecked]:
+    """Every served file with a verified copy in ``bucket`` of ``store`` (``mirror_store``'s
+    store identity), by file name."""
     rows = await conn.fetch(
         "SELECT file_name, bytes, greatest(content_checked_at, mirrored_at) AS at "
         f"FROM archives WHERE {_TARGETS} ORDER BY file_name",
+        store,
         bucket,
     )
     return [ContentChecked(r["file_name"], r["bytes"], r["at"]) for r in rows]

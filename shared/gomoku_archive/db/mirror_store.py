@@ -1,9 +1,10 @@
 """Every statement on the S3 mirror's columns of ``archives`` (see migration 0002): which files
 still need a verified copy, and what the mirror found.
 
-A row's copy is a redirect target only while ``mirrored_at`` is set for the bucket and key the
-API would redirect to (and, behind a CDN, ``cdn_verified_at`` for the CDN address, migration
-0005); ``record_mismatch`` clears both in the same statement that records why."""
+A row's copy is a redirect target only while ``mirrored_at`` is set for the store, bucket and
+key the API would redirect to (the store since migration 0008; behind a CDN, also
+``cdn_verified_at`` for the CDN address, migration 0005); ``record_mismatch`` clears both in
+the same statement that records why."""
 
 from __future__ import annotations
 
@@ -41,13 +42,15 @@ async def servable_archive(conn: Connection, archive_id: int) -> ArchiveRow | No
     return None if row is None else archive_row(row)
 
 
-async def archives_to_mirror(conn: Connection, bucket: str, prefix: str) -> list[int]:
-    """Served files without a verified copy at ``prefix + file_name`` in ``bucket``: never
-    mirrored, found wrong, or mirrored to another bucket or prefix before a settings change."""
+async def archives_to_mirror(conn: Connection, store: str, bucket: str, prefix: str) -> list[int]:
+    """Served files without a verified copy at ``prefix + file_name`` in ``bucket`` of
+    ``store``: never mirrored, found wrong, or mirrored to another store, bucket or prefix
+    before a settings change (or before migration 0008 recorded the store)."""
     rows = await conn.fetch(
         f"SELECT id FROM archives WHERE {_SERVED} AND (mirrored_at IS NULL "
-        "OR s3_bucket IS DISTINCT FROM $1 OR s3_key IS DISTINCT FROM $2 || file_name) "
-        "ORDER BY id",
+        "OR s3_store IS DISTINCT FROM $1 OR s3_bucket IS DISTINCT FROM $2 "
+        "OR s3_key IS DISTINCT FROM $3 || file_name) ORDER BY id",
+        store,
         bucket,
         prefix,
     )
@@ -55,7 +58,9 @@ async def archives_to_mirror(conn: Connection, bucket: str, prefix: str) -> list
 
 
 async def mirrored_archives(conn: Connection, bucket: str) -> list[int]:
-    """Served files with a verified copy in ``bucket``: what a scrub re-reads."""
+    """Served files with a verified copy in ``bucket``: what a scrub re-reads. In any store: a
+    copy verified in another one (or before migration 0008) is read in this one, and recorded
+    for it when it matches."""
     rows = await conn.fetch(
         f"SELECT id FROM archives WHERE {_SERVED} AND mirrored_at IS NOT NULL "
         "AND s3_bucket = $1 ORDER BY id",
@@ -64,28 +69,37 @@ async def mirrored_archives(conn: Connection, bucket: str) -> list[int]:
     return [r["id"] for r in rows]
 
 
-async def redirect_candidates(conn: Connection, bucket: str) -> list[ArchiveRow]:
-    """Served files with a verified copy in ``bucket``: what the periodic HEAD check looks at."""
+async def redirect_candidates(conn: Connection, store: str, bucket: str) -> list[ArchiveRow]:
+    """Served files with a verified copy in ``bucket`` of ``store``: what the periodic checks
+    look at (a copy verified in another store is the backfill's until read back here)."""
     rows = await conn.fetch(
         f"SELECT {ROW_COLUMNS} FROM archives WHERE {_SERVED} AND mirrored_at IS NOT NULL "
-        "AND s3_bucket = $1 ORDER BY id",
+        "AND s3_store = $1 AND s3_bucket = $2 ORDER BY id",
+        store,
         bucket,
     )
     return [archive_row(r) for r in rows]
 
 
 async def record_verified(
-    conn: Connection, archive_id: int, *, bucket: str, key: str, etag: str, uploaded_bytes: int
+    conn: Connection,
+    archive_id: int,
+    *,
+    store: str,
+    bucket: str,
+    key: str,
+    etag: str,
+    uploaded_bytes: int,
 ) -> None:
-    """The copy at ``key`` was read back and matched: from now on it is a redirect target."""
+    """The copy at ``key`` in ``bucket`` of ``store`` was read back and matched: from now on
+    it is a redirect target."""
+    same_copy = "s3_store = $6 AND s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4"
     await conn.execute(
-        "UPDATE archives SET s3_bucket = $2, s3_key = $3, s3_etag = $4, "
-        "mirrored_at = coalesce(CASE WHEN s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4 "
-        "THEN mirrored_at END, now()), mirror_checked_at = now(), mirror_error = NULL, "
-        "mirror_head_checked_at = now(), "
+        "UPDATE archives SET s3_store = $6, s3_bucket = $2, s3_key = $3, s3_etag = $4, "
+        f"mirrored_at = coalesce(CASE WHEN {same_copy} THEN mirrored_at END, now()), "
+        "mirror_checked_at = now(), mirror_error = NULL, mirror_head_checked_at = now(), "
         # Another object than the CDN read: it must be read through the CDN again.
-        "cdn_verified_at = CASE WHEN s3_bucket = $2 AND s3_key = $3 AND s3_etag = $4 "
-        "THEN cdn_verified_at END, "
+        f"cdn_verified_at = CASE WHEN {same_copy} THEN cdn_verified_at END, "
         "mirror_failed_at = NULL, mirror_uploaded_bytes = mirror_uploaded_bytes + $5 "
         "WHERE id = $1",
         archive_id,
@@ -93,6 +107,7 @@ async def record_verified(
         key,
         etag,
         uploaded_bytes,
+        store,
     )
 
 
@@ -147,19 +162,22 @@ async def add_uploaded_bytes(conn: Connection, archive_id: int, uploaded_bytes: 
         )
 
 
-async def mirror_stats(conn: Connection, bucket: str, cdn_base: str | None = None) -> MirrorStats:
+async def mirror_stats(
+    conn: Connection, store: str, bucket: str, cdn_base: str | None = None
+) -> MirrorStats:
     """Counts over every served file; ``cdn_base`` (``CDN_BASE_URL``) counts the copies whose
     address under it has not passed an anonymous read."""
+    here = "mirrored_at IS NOT NULL AND s3_store = $1 AND s3_bucket = $2"
     row = await conn.fetchrow(
         "SELECT count(*) AS served, "
-        "count(*) FILTER (WHERE mirrored_at IS NOT NULL AND s3_bucket = $1) AS mirrored, "
-        "count(*) FILTER (WHERE mirror_failed_at IS NOT NULL "
-        "AND (mirrored_at IS NULL OR s3_bucket IS DISTINCT FROM $1)) AS failing, "
-        "count(*) FILTER (WHERE $2::text IS NOT NULL AND mirrored_at IS NOT NULL "
-        "AND s3_bucket = $1 AND (cdn_verified_at IS NULL "
-        "OR NOT starts_with(cdn_url, $2::text || '/'))) AS cdn_unverified, "
+        f"count(*) FILTER (WHERE {here}) AS mirrored, "
+        f"count(*) FILTER (WHERE mirror_failed_at IS NOT NULL AND NOT coalesce({here}, false)) "
+        "AS failing, "
+        f"count(*) FILTER (WHERE $3::text IS NOT NULL AND {here} AND (cdn_verified_at IS NULL "
+        "OR NOT starts_with(cdn_url, $3::text || '/'))) AS cdn_unverified, "
         "coalesce(sum(mirror_uploaded_bytes), 0)::bigint AS uploaded "
         f"FROM archives WHERE {_SERVED}",
+        store,
         bucket,
         cdn_base.rstrip("/") if cdn_base else None,
     )

@@ -145,7 +145,9 @@ class ArchiveMirror:
     async def backfill(self) -> MirrorReport:
         """Mirror every served file without a verified copy in this bucket, oldest first."""
         async with self.pool.acquire() as conn:
-            ids = await mirror_store.archives_to_mirror(conn, self.store.bucket, self.store.prefix)
+            ids = await mirror_store.archives_to_mirror(
+                conn, self.store.identity, self.store.bucket, self.store.prefix
+            )
         return await self._each(ids, self.mirror)
 
     async def scrub(self) -> MirrorReport:
@@ -232,9 +234,10 @@ class _Attempt:
         self.sent = 0
 
     async def mirror(self) -> MirrorAction:
-        if self.row.mirror.verified_in(self.store.bucket, self.key):
+        store, bucket = self.store.identity, self.store.bucket
+        if self.row.mirror.verified_in(store, bucket, self.key):
             cdn_url = self.store.cdn_url(self.key)
-            if not self.row.mirror.not_redirected_because(self.store.bucket, self.key, cdn_url):
+            if not self.row.mirror.not_redirected_because(store, bucket, self.key, cdn_url):
                 return "skipped"
             await self.check_cdn()  # verified in the bucket; the CDN's copy is what is left
             return "present"
@@ -382,6 +385,7 @@ class _Attempt:
             await mirror_store.record_verified(
                 conn,
                 self.row.id,
+                store=self.store.identity,
                 bucket=self.store.bucket,
                 key=self.key,
                 etag=etag,

@@ -179,7 +179,9 @@ class TargetChecker:
         ``wait`` seconds after the start (``MIN_LOCK_WAIT_SECONDS`` at least)."""
         until = time.monotonic() + wait
         async with self.pool.acquire() as conn:
-            rows = await mirror_store.redirect_candidates(conn, self.store.bucket)
+            rows = await mirror_store.redirect_candidates(
+                conn, self.store.identity, self.store.bucket
+            )
         slots = asyncio.Semaphore(at_once)
         session = public_copy.new_session() if self.store.behind_cdn else None
         left = {row.id: row for row in rows}
@@ -304,7 +306,7 @@ class TargetChecker:
         if cdn_url is None:
             return None, False
         return cdn_url, row.mirror.not_redirected_because(
-            self.store.bucket, key, cdn_url
+            self.store.identity, self.store.bucket, key, cdn_url
         ) is not None
 
     # --- HEAD -------------------------------------------------------------------------------

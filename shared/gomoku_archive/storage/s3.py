@@ -2,28 +2,31 @@
 event loop never blocks (boto3 is synchronous), and every botocore failure turned into a
 ``MirrorFailed`` that says whether trying again later may help.
 
-Region and credentials come from boto3's standard chain (environment, shared files, instance
-role); this module never logs or stores them."""
+Region and credentials come from boto3's standard chain (environment, shared files, web
+identity, the container endpoint, instance role), each network fetch of them bounded
+(``storage.s3_session``); this module never logs or stores them."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-import boto3
 import botocore.exceptions
 from botocore.config import Config
 
 from gomoku_archive.errors import ConfigError, MirrorFailed, StoreUnavailable
 from gomoku_archive.logs import get_logger
 from gomoku_archive.settings import Settings
+from gomoku_archive.storage.s3_session import Signer, bounded_session
 
 log = get_logger(__name__)
 
@@ -38,6 +41,14 @@ THREADS = 4
 """boto3 calls in flight at once: an upload part, the next part's read-ahead, a read-back."""
 READ_BLOCK = 1024 * 1024
 """Bytes per read when an object is read back: the read-back holds at most this much."""
+
+PRESIGN_TIMEOUT_SECONDS = 2.0
+"""How long a download waits for its presigned URL before the API serves the file itself:
+signing is local and takes microseconds once credentials are cached; only a credential fetch
+(at start, and when they near expiry) takes longer, bounded by the values above."""
+SIGNER_START_SECONDS = 10.0
+"""How long the API's start waits for its signing client (``S3Store.prepare_signing``)."""
+SIGNING_ERROR_CHARS = 300
 
 # S3 error codes worth another try soon; every other client error is the store saying no
 # (wrong credentials, no such bucket, access denied), which a retry only repeats.
@@ -84,6 +95,23 @@ class ReadBack:
     etag: str
 
 
+def store_identity(endpoint_url: str | None) -> str:
+    """Which S3 service a bucket lives in, as recorded with each verified copy: the endpoint
+    the service reaches (``S3_ENDPOINT_URL``, scheme and host lower-cased, a default port and
+    a trailing slash dropped), or ``aws`` for AWS S3 itself, where bucket names are global. A
+    bucket of the same name in another store is another bucket."""
+    if not endpoint_url:
+        return "aws"
+    parts = urlsplit(endpoint_url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(scheme)
+    port = "" if parts.port is None or parts.port == default else f":{parts.port}"
+    return f"{scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
 def object_key(prefix: str, file_name: str) -> str:
     """Where a file lives in the bucket: ``S3_PREFIX`` + its name."""
     return prefix + file_name
@@ -121,6 +149,16 @@ def _failure(exc: BaseException, action: str, where: str) -> MirrorFailed:
     return MirrorFailed(f"cannot {action} {where}: {type(exc).__name__}: {exc}", transient=False)
 
 
+def _signing_failure(exc: BaseException, where: str) -> MirrorFailed:
+    if isinstance(
+        exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.PartialCredentialsError
+    ):
+        return _failure(exc, "sign a URL of", where)
+    # The credential source's answer (STS, an agent) may be long garbage: a line's worth.
+    detail = f"{type(exc).__name__}: {exc}"[:SIGNING_ERROR_CHARS]
+    return MirrorFailed(f"cannot sign a URL of {where}: {detail}", transient=True)
+
+
 def _error_code(exc: MirrorFailed) -> str | None:
     cause = exc.__cause__
     if not isinstance(cause, botocore.exceptions.ClientError):
@@ -154,39 +192,70 @@ class S3Store:
             raise ValueError("S3Store needs S3_BUCKET")
         self.bucket = settings.s3_bucket
         self.prefix = settings.s3_prefix
+        self.identity = store_identity(settings.s3_endpoint_url)
+        """The store the bucket lives in (``store_identity``), recorded with each copy."""
         self.part_size = settings.s3_part_size
         self._cdn_base = settings.cdn_base_url.rstrip("/") if settings.cdn_base_url else None
         self.presign_seconds = settings.s3_presign_seconds
         self.checksums = True
         """Whether the store takes SHA-256 checksums on uploads; turned off for the process at
         the first upload a store refuses for them (the read-back still verifies every copy)."""
-        config = Config(
-            connect_timeout=5,
-            read_timeout=60,
-            retries={"max_attempts": 3, "mode": "standard"},
-            # We send SHA-256 checksums ourselves; no extra CRC32 on every request.
-            request_checksum_calculation="when_required",
-            response_checksum_validation="when_required",
-        )
-        session = boto3.session.Session()
-        self._client = session.client("s3", endpoint_url=settings.s3_endpoint_url, config=config)
-        # Presigned GET URLs for redirects when no CDN is set: signed with the same credentials
-        # (a private bucket answers them), for the endpoint downloaders reach. SigV4 signs the
-        # host, so the URL is made for that endpoint, not rewritten afterwards.
-        public_endpoint = settings.s3_public_endpoint_url or settings.s3_endpoint_url
-        # Path-style on an S3-compatible store (a host name per bucket rarely resolves there).
-        style = {"addressing_style": "path"} if public_endpoint else {}
-        self._urls = session.client(
-            "s3",
-            endpoint_url=public_endpoint,
-            config=Config(signature_version="s3v4", s3=style),
-        )
+        self._endpoint = settings.s3_endpoint_url
+        # SigV4 signs the host, so a redirect's URL is made for the endpoint downloaders reach,
+        # not rewritten afterwards.
+        self._public_endpoint = settings.s3_public_endpoint_url or settings.s3_endpoint_url
+        self._session = bounded_session()
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="s3")
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._urls: Any = None
+        self._signer: Signer | None = None
+
+    # Both clients are made on first use, on the thread that needs them: making one loads
+    # credentials, which from the container endpoint or the instance role is a network fetch.
+    # The API only presigns: it never makes the first, and makes the second on its signer.
+
+    def _s3(self) -> Any:
+        with self._lock:  # boto3 makes no two clients of one session at once safely
+            if self._client is None:
+                config = Config(
+                    connect_timeout=5,
+                    read_timeout=60,
+                    retries={"max_attempts": 3, "mode": "standard"},
+                    # We send SHA-256 checksums ourselves; no extra CRC32 on every request.
+                    request_checksum_calculation="when_required",
+                    response_checksum_validation="when_required",
+                )
+                self._client = self._session.client(
+                    "s3", endpoint_url=self._endpoint, config=config
+                )
+            return self._client
+
+    def _op(self, operation: str) -> Callable[..., Any]:
+        """A client operation, looked up on the pool's thread that runs it."""
+        return lambda **kwargs: getattr(self._s3(), operation)(**kwargs)
+
+    def _signing_client(self) -> Any:
+        with self._lock:  # boto3 makes no two clients of one session at once safely
+            if self._urls is None:
+                # Path-style on an S3-compatible store (a host name per bucket rarely resolves).
+                style = {"addressing_style": "path"} if self._public_endpoint else {}
+                self._urls = self._session.client(
+                    "s3",
+                    endpoint_url=self._public_endpoint,
+                    config=Config(signature_version="s3v4", s3=style),
+                )
+            return self._urls
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._client.close()
-        self._urls.close()
+        if self._signer is not None:
+            self._signer.close()
+        # Not under the lock: a client still being made (a credential fetch) must not hold
+        # the caller; it is dropped with the process.
+        for client in (self._client, self._urls):
+            if client is not None:
+                client.close()
 
     # --- names and addresses --------------------------------------------------------------
 
@@ -201,21 +270,54 @@ class S3Store:
         """The object's address under ``CDN_BASE_URL`` (which maps to the bucket's root)."""
         return None if self._cdn_base is None else cdn_address(self._cdn_base, key)
 
-    def public_url(self, key: str) -> str:
+    async def prepare_signing(self) -> None:
+        """Make the signing client now, on the signer's thread, and wait for it at most
+        ``SIGNER_START_SECONDS``: the first download would otherwise pay for it inside its
+        ``PRESIGN_TIMEOUT_SECONDS`` (loading botocore's models is CPU work that a loaded node
+        stretches past a second; for the container endpoint or an instance role it also
+        fetches credentials). Whatever fails here, the first signing tries again."""
+        if self.behind_cdn:
+            return
+        made = self._signer_thread().submit(self._signing_client)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(SIGNER_START_SECONDS):
+                await asyncio.wrap_future(made)
+
+    def _signer_thread(self) -> Signer:
+        if self._signer is None:  # only the event loop's thread gets here
+            self._signer = Signer()
+        return self._signer
+
+    async def public_url(self, key: str) -> str:
         """Where a redirect sends a client: under ``CDN_BASE_URL`` when set, else a presigned
-        GET of the object valid for ``S3_PRESIGN_SECONDS``. The URL carries a signature: it
-        is never logged. Raises ``MirrorFailed`` when there are no credentials to sign with."""
+        GET of the object valid for ``S3_PRESIGN_SECONDS``, signed off the event loop within
+        ``PRESIGN_TIMEOUT_SECONDS``. The URL carries a signature: it is never logged. Raises
+        ``MirrorFailed`` for any failure to sign (no credentials; a credential source that
+        refused, answered garbage or did not answer in time)."""
         cdn = self.cdn_url(key)
         if cdn is not None:
             return cdn
+        signed = self._signer_thread().submit(partial(self._presign, key))
+        where = self.where(key)
         try:
-            url: str = self._urls.generate_presigned_url(
-                "get_object",
-                Params={"Bucket": self.bucket, "Key": key},
-                ExpiresIn=self.presign_seconds,
-            )
-        except botocore.exceptions.BotoCoreError as exc:  # no credentials to sign with
-            raise _failure(exc, "sign a URL of", self.where(key)) from exc
+            async with asyncio.timeout(PRESIGN_TIMEOUT_SECONDS):
+                return await asyncio.wrap_future(signed)
+        except TimeoutError as exc:
+            signed.cancel()  # if it has not started; else it ends within the credential bounds
+            raise MirrorFailed(
+                f"cannot sign a URL of {where}: no credentials within "
+                f"{PRESIGN_TIMEOUT_SECONDS:g} s (the credential source does not answer)",
+                transient=True,
+            ) from exc
+        except Exception as exc:  # botocore's parser errors are no BotoCoreError: any at all
+            raise _signing_failure(exc, where) from exc
+
+    def _presign(self, key: str) -> str:
+        url: str = self._signing_client().generate_presigned_url(
+            "get_object",
+            Params={"Bucket": self.bucket, "Key": key},
+            ExpiresIn=self.presign_seconds,
+        )
         return url
 
     def where(self, key: str) -> str:
@@ -236,13 +338,13 @@ class S3Store:
         """HEAD the bucket: ``MirrorFailed`` when this store, bucket and these credentials
         cannot be used (the same ``s3:ListBucket`` the mirror needs to tell a missing object
         from a refused one)."""
-        await self._call("reach the bucket", "", self._client.head_bucket, Bucket=self.bucket)
+        await self._call("reach the bucket", "", self._op("head_bucket"), Bucket=self.bucket)
 
     async def head(self, key: str) -> StoredObject | None:
         """The object's size and ETag, or None when there is no such object."""
         try:
             reply = await self._call(
-                "look up", key, self._client.head_object, Bucket=self.bucket, Key=key
+                "look up", key, self._op("head_object"), Bucket=self.bucket, Key=key
             )
         except MirrorFailed as exc:
             if _no_such_object(exc):
@@ -257,7 +359,7 @@ class S3Store:
             return await self._call(
                 "upload",
                 key,
-                self._client.put_object,
+                self._op("put_object"),
                 Bucket=self.bucket,
                 Key=key,
                 Body=body,
@@ -303,7 +405,7 @@ class S3Store:
             return await self._call(
                 "start an upload of",
                 key,
-                self._client.create_multipart_upload,
+                self._op("create_multipart_upload"),
                 Bucket=self.bucket,
                 Key=key,
                 ContentType=headers.content_type,
@@ -337,7 +439,7 @@ class S3Store:
             reply = await self._call(
                 "finish the upload of",
                 key,
-                self._client.complete_multipart_upload,
+                self._op("complete_multipart_upload"),
                 Bucket=self.bucket,
                 Key=key,
                 UploadId=upload_id,
@@ -358,7 +460,7 @@ class S3Store:
         reply = await self._call(
             f"upload part {number} of",
             key,
-            self._client.upload_part,
+            self._op("upload_part"),
             Bucket=self.bucket,
             Key=key,
             UploadId=upload_id,
@@ -374,7 +476,7 @@ class S3Store:
             await self._call(
                 "abort the upload of",
                 key,
-                self._client.abort_multipart_upload,
+                self._op("abort_multipart_upload"),
                 Bucket=self.bucket,
                 Key=key,
                 UploadId=upload_id,
@@ -391,7 +493,7 @@ class S3Store:
             reply = await self._call(
                 "list unfinished uploads of",
                 key,
-                self._client.list_multipart_uploads,
+                self._op("list_multipart_uploads"),
                 Bucket=self.bucket,
                 Prefix=key,
             )
@@ -436,7 +538,7 @@ class S3Store:
         ranged = {}
         if byte_range is not None:
             ranged["Range"] = f"bytes={byte_range[0]}-{byte_range[1] - 1}"
-        reply = self._client.get_object(Bucket=self.bucket, Key=key, **ranged)
+        reply = self._s3().get_object(Bucket=self.bucket, Key=key, **ranged)
         digest = hashlib.sha256()
         size = 0
         body = reply["Body"]
@@ -449,7 +551,7 @@ class S3Store:
         return ReadBack(digest.hexdigest(), size, str(reply["ETag"]))
 
     async def delete(self, key: str) -> None:
-        await self._call("delete", key, self._client.delete_object, Bucket=self.bucket, Key=key)
+        await self._call("delete", key, self._op("delete_object"), Bucket=self.bucket, Key=key)
 
 
 async def require_bucket(settings: Settings) -> None:

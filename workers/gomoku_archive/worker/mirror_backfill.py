@@ -24,7 +24,7 @@ async def backfill_mirrors(ctx: dict[str, Any]) -> list[int]:
         return []
     async with pool_of(ctx).acquire() as conn:
         pending = await mirror_store.archives_to_mirror(
-            conn, mirror.store.bucket, mirror.store.prefix
+            conn, mirror.store.identity, mirror.store.bucket, mirror.store.prefix
         )
     return await enqueue_mirrors(redis_of(ctx), pending)
 
@@ -35,7 +35,8 @@ async def queue_mirror(ctx: dict[str, Any], row: archive_store.ArchiveRow | None
     mirror = mirror_of(ctx)
     if mirror is None or row is None or row.file_name is None:
         return
-    if row.mirror.verified_in(mirror.store.bucket, mirror.store.key_for(row.file_name)):
+    store = mirror.store
+    if row.mirror.verified_in(store.identity, store.bucket, store.key_for(row.file_name)):
         return
     try:
         await enqueue_mirrors(redis_of(ctx), [row.id])

@@ -8,8 +8,9 @@ with the body short of its Content-Length, which every HTTP client reports as in
 
 With the S3 mirror redirecting, a GET that would be answered 200 or 206 is sent (302) to the
 verified copy: a presigned URL of the object, or its CDN address once an anonymous read of that
-address returned the right bytes; HEAD, 304, 412 and 416 stay local. The Location carries a
-signature and is never logged."""
+address returned the right bytes; HEAD, 304, 412 and 416 stay local, and so does a GET whose URL
+could not be signed within seconds (``gomoku_archive.web.redirect_signer``). The Location
+carries a signature and is never logged."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
-from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.http.conditions import Representation, strong_etag
 from gomoku_archive.http.headers import (
     ARCHIVE_CONTENT_TYPE,
@@ -39,6 +39,7 @@ from gomoku_archive.web.keys import (
     METRICS,
     MIRROR_STORE,
     POOL,
+    REDIRECT_SIGNER,
     STREAMING,
 )
 from gomoku_archive.web.server.conditional import decide, not_modified, respond_bytes, validators
@@ -86,7 +87,7 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
     decision = decide(request, rep)
     if decision.status == 304:
         return not_modified(rep, caching)
-    if (target := _mirror_url(request, row)) is not None:
+    if (target := await _mirror_url(request, row)) is not None:
         return _redirect(request, target)
     response = web.StreamResponse(status=decision.status)
     response.headers.update(caching)
@@ -123,7 +124,7 @@ async def checksum_file(request: web.Request) -> web.StreamResponse:
     rep = checksum_representation(row, body)
     caching: dict[str, str] = {hdrs.CACHE_CONTROL: IMMUTABLE_CACHE_CONTROL}
     if decide(request, rep).status in (200, 206) and (
-        target := _mirror_url(request, row, CHECKSUM_SUFFIX)
+        target := await _mirror_url(request, row, CHECKSUM_SUFFIX)
     ):
         return _redirect(request, target)
     return respond_bytes(
@@ -138,20 +139,20 @@ async def checksum_file(request: web.Request) -> web.StreamResponse:
     )
 
 
-def _mirror_url(request: web.Request, row: ArchiveRow, suffix: str = "") -> str | None:
+async def _mirror_url(request: web.Request, row: ArchiveRow, suffix: str = "") -> str | None:
     """The public URL of the file's copy, when a GET should go there: verified in the bucket
-    and, behind a CDN, read anonymously from the address a client gets."""
+    of this store and, behind a CDN, read anonymously from the address a client gets. None
+    also when no URL could be signed in time (``web.redirect_signer``): served here then."""
     store = request.app.get(MIRROR_STORE)
     if store is None or request.method != hdrs.METH_GET or row.file_name is None:
         return None
     key = store.key_for(row.file_name)
-    if row.mirror.not_redirected_because(store.bucket, key, store.cdn_url(key)) is not None:
+    if (
+        row.mirror.not_redirected_because(store.identity, store.bucket, key, store.cdn_url(key))
+        is not None
+    ):
         return None
-    try:
-        return store.public_url(key + suffix)
-    except MirrorFailed as exc:  # the API has no credentials to sign with: serve it here
-        log.warning("download_not_redirected", file=row.file_name, error=str(exc))
-        return None
+    return await request.app[REDIRECT_SIGNER].url(key + suffix)
 
 
 def redirect_cache_control(*, presigned: bool, presign_seconds: int) -> str:

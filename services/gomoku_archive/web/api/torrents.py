@@ -43,7 +43,7 @@ def web_seeds(request: web.Request, row: ArchiveRow) -> list[str]:
         key = store.key_for(row.file_name)
         cdn_url = store.cdn_url(key)
         if cdn_url is not None and not row.mirror.not_redirected_because(
-            store.bucket, key, cdn_url
+            store.identity, store.bucket, key, cdn_url
         ):
             seeds.append(cdn_url)
     return seeds
