@@ -333,3 +333,43 @@ async def test_the_process_ends_within_its_bound_after_the_cut_under_load(
     assert events["serve_cut"]["requests"] == CUT_DOWNLOADS
     assert after_stop < EXIT_SLACK, "nothing slow runs once the stop is done"
     assert after_cut < CUT_SETTLE_SECONDS + CLEANUP_SECONDS + EXIT_SLACK, "the chart's margin"
+
+
+async def test_a_cut_of_downloads_from_the_download_cache_logs_no_error(
+    db_dsn: str, pool: Pool, tmp_path: Path
+) -> None:
+    """Downloads the cache serves run inside ``loop.sendfile``; aborting their connections
+    while they did logged one error-level asyncio traceback per download (InvalidStateError in
+    ``_call_connection_lost``: 20 of 20 before the cut cancelled the handlers first). The cut
+    is a warning with its counts, and nothing else."""
+    big = await publish_bytes(pool, "2026-08", random_bytes(48 * MIB, seed=23))
+    server = ServerProcess(
+        db_dsn,
+        extra_env={
+            "SHUTDOWN_DRAIN_SECONDS": "0",
+            "SHUTDOWN_GRACE_SECONDS": "1",
+            "DOWNLOAD_CACHE_DIR": str(tmp_path / "cache"),
+        },
+    )
+    await asyncio.to_thread(server.start)
+    assert server.proc is not None
+    url = f"/api/v1/database/files/{big.file_name}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            # The first download fills the cache; the next is served from it.
+            for _ in range(2):
+                async with session.get(f"http://127.0.0.1:{server.port}{url}") as response:
+                    assert hashlib.sha256(await response.read()).hexdigest() == big.sha256
+        clients = [await _raw_get(server.port, url) for _ in range(20)]
+        await asyncio.sleep(1.0)
+        server.terminate()
+        await asyncio.to_thread(server.proc.wait, 60)
+        for _, writer in clients:
+            writer.close()
+    finally:
+        server.stop()
+    lines = [json.loads(line) for line in server.output.decode().splitlines() if line[:1] == "{"]
+    cut = [e for e in lines if e["event"] == "serve_cut"]
+    assert [e["requests"] for e in cut] == [20]
+    assert [e for e in lines if e["level"] in ("error", "critical")] == []
+    assert server.proc.returncode == 0

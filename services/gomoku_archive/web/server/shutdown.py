@@ -36,6 +36,9 @@ log = get_logger(__name__)
 
 POLL_SECONDS = 0.02
 """Polled: asyncio has no "buffer empty" callback for a transport, nor a "handlers done" one."""
+HANDLER_UNWIND_SECONDS = 0.1
+"""In the cut, how long the cancelled handlers get before their connections are aborted (the
+first part of ``CUT_SETTLE_SECONDS``; see ``InFlight.cut``)."""
 CUT_SETTLE_SECONDS = 1.0
 """After the cut, how long the cancelled handlers get to unwind (release their database
 connections) before the resources are closed."""
@@ -98,19 +101,31 @@ class InFlight:
         return self.requests() > 0 or self.sending() > 0
 
     async def cut(self) -> tuple[int, int]:
-        """Abort every connection with a request in flight or bytes unsent, cancel their
-        handlers, and give those a moment to unwind; returns (requests, connections) cut."""
+        """Cancel every handler still answering, abort its connection and every other one
+        with bytes unsent, and give the handlers a moment to unwind; returns (requests,
+        connections) cut.
+
+        The handlers are cancelled first and their connections aborted a moment later
+        (``HANDLER_UNWIND_SECONDS``): a download from the download cache runs inside
+        ``loop.sendfile``, and on Python 3.11 a transport aborted under it fails the
+        transport's finished empty-buffer future a second time, an InvalidStateError that
+        asyncio logs as an error-level traceback, one per download cut (CPython gh-157025 and
+        its neighbours: later versions check the future first). Cancelled first, the sendfile
+        unwinds and lets go of that future before the abort."""
         tasks = [task for task in list(self._handlers) if not task.done()]
+        transports = [self._handlers[task].transport for task in tasks]
         for task in tasks:
-            request_transport = self._handlers[task].transport
-            if request_transport is not None:
-                _reset(request_transport)
             task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=HANDLER_UNWIND_SECONDS)
+        for transport in transports:
+            if transport is not None:
+                _reset(transport)
         sending = [t for t in list(self._transports) if _unsent(t)]
         for transport in sending:
             _reset(transport)
         if tasks:
-            await asyncio.wait(tasks, timeout=CUT_SETTLE_SECONDS)
+            await asyncio.wait(tasks, timeout=CUT_SETTLE_SECONDS - HANDLER_UNWIND_SECONDS)
         return len(tasks), len(sending)
 
 
