@@ -118,9 +118,9 @@ class InFlight:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=HANDLER_UNWIND_SECONDS)
-        for transport in transports:
-            if transport is not None:
-                _reset(transport)
+        for request_transport in transports:
+            if request_transport is not None:
+                _reset(request_transport)
         sending = [t for t in list(self._transports) if _unsent(t)]
         for transport in sending:
             _reset(transport)
