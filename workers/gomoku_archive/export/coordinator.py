@@ -1,15 +1,17 @@
-"""A build's ranges from the plan to the last part: the coordinator exports ranges itself
-while any is left to claim, takes over ranges whose claimer stopped (their heartbeat goes stale
-and they become claimable again), waits for the ranges other processes hold, and fails the build
-when a range failed for good. Then it checks them against one snapshot of the month
-(``export.consistency``); when that snapshot's rows or plan differ, the build's ranges become
-the snapshot's plan and the ranges not kept are exported again, in a new round. Who else exports
-a round's ranges is a ``RangeSpread``: arq's range jobs (the worker) or local processes
-(``export.local_ranges``)."""
+"""A build's ranges from the plan to the last part. In a worker the coordinator only waits and
+checks: every worker's range slot (``export.range_slot``, its own process's included) claims the
+ranges straight from the table, and the coordinator wakes when one is done or failed
+(``db.range_notices``). In the ``export`` command it exports ranges itself while any is left to
+claim (taking over ranges whose claimer's heartbeat went stale), beside its local processes
+(``export.local_ranges``, a ``RangeSpread``). Either way it fails the build when a range failed
+for good, then checks the ranges against one snapshot of the month (``export.consistency``);
+when that snapshot's rows or plan differ, the build's ranges become the snapshot's plan and
+the ranges not kept are exported again, in a new round."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -18,7 +20,8 @@ from typing import Protocol
 
 from gomoku_archive.db import range_store
 from gomoku_archive.db.pool import Connection, Pool
-from gomoku_archive.db.range_store import RangeRow
+from gomoku_archive.db.range_notices import RangeNotices
+from gomoku_archive.db.range_store import RangeRow, RoundState
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
 from gomoku_archive.export import consistency, month_reads, range_run
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
@@ -29,7 +32,13 @@ from gomoku_archive.profile.months import Month
 log = get_logger(__name__)
 
 POLL_SECONDS = 0.2
-"""How often a coordinator with nothing to claim looks at its ranges."""
+"""How often a coordinator that exports ranges itself (the ``export`` command) looks at them
+when it has none to claim."""
+WATCH_SECONDS = 5.0
+"""A worker's coordinator looks at its ranges when told one is done or failed, and at least
+this often (a notification lost with its connection is found so)."""
+LOOK_EVERY_SECONDS = 0.1
+"""And at most this often: at 64 workers, ranges end dozens of times a second."""
 
 
 class Progress(Protocol):
@@ -43,8 +52,8 @@ class Progress(Protocol):
 
 
 class RangeSpread(Protocol):
-    """Another way for a build's ranges to be exported besides the coordinator itself: arq
-    range jobs for the worker pool, local processes (``export.local_ranges``)."""
+    """Another way for a build's ranges to be exported besides the coordinator itself: local
+    processes (``export.local_ranges``)."""
 
     def running(
         self, month: Month, archive_id: int, seqs: Sequence[int]
@@ -74,16 +83,14 @@ class RangeOptions:
     read_connections: int = month_reads.READ_CONNECTIONS
     """Source connections that read the plan's count and the consistency check at once, in
     one snapshot (``export.month_reads``)."""
-    gate: asyncio.Lock | None = None
-    """Held while this process exports a range (the worker's, shared with its range jobs): a
-    range is CPU-bound, so two at once in one process would only make each one's source
-    transaction last twice as long."""
+    notices: RangeNotices | None = None
+    """A worker's: its range slot exports ranges (of every build), so the coordinator exports
+    none itself and waits for these notices. None: the coordinator exports ranges itself."""
 
 
 class Coordinator:
-    """Exports ranges itself while any is left to claim, takes over ranges whose worker
-    stopped (their heartbeat goes stale and they become claimable), and waits for the others;
-    fails the build when a range failed for good."""
+    """Waits for the build's ranges (exporting them itself unless the process has a range
+    slot), and fails the build when a range failed for good."""
 
     def __init__(
         self,
@@ -105,7 +112,7 @@ class Coordinator:
         self._month = month
         self._progress = progress
         self._worker = options.worker or range_run.claimer_name()
-        self._gate = options.gate or asyncio.Lock()
+        self._notices = options.notices
         self._read_connections = options.read_connections
         self._target = options.range_candidates
         self._spreads = options.spreads
@@ -117,6 +124,13 @@ class Coordinator:
         """Every range done, and the ranges exactly the plan and the rows of one snapshot of
         the source (``export.consistency``): when they are not, the build's ranges become that
         snapshot's plan, and the ranges not kept are exported again."""
+        watching: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        if self._notices is not None:
+            watching = self._notices.watching(self._archive_id)
+        with watching:
+            return await self._checked()
+
+    async def _checked(self) -> list[RangeRow]:
         todo = [r.seq for r in await range_store.ranges_of(self._conn, self._archive_id)]
         for check in range(1, consistency.MAX_CHECKS + 1):
             ranges = await self._round(todo)
@@ -196,54 +210,56 @@ class Coordinator:
 
     async def _all_done(self) -> list[RangeRow]:
         while True:
-            if await self._export_one():
+            if self._notices is None and await self._export_one():
                 await self._look()
                 continue
-            ranges = await self._look()
-            if all(r.state == "done" for r in ranges):
-                return ranges
-            await asyncio.sleep(POLL_SECONDS)
+            looked = time.monotonic()
+            if (await self._look()).open == 0:
+                return await range_store.ranges_of(self._conn, self._archive_id)
+            if self._notices is None:
+                await asyncio.sleep(POLL_SECONDS)
+                continue
+            await self._notices.wait_changed(self._archive_id, WATCH_SECONDS)
+            await asyncio.sleep(max(looked + LOOK_EVERY_SECONDS - time.monotonic(), 0.0))
 
     async def _export_one(self) -> bool:
         """Claim a range and export it; False when there was none to claim."""
-        async with self._gate:
-            claim = await range_store.claim_range(
-                self._conn,
-                self._archive_id,
-                None,
-                worker=self._worker,
-                max_attempts=range_run.MAX_ATTEMPTS,
-                stale_seconds=range_run.STALE_SECONDS,
-            )
-            if claim is None:
-                return False
-            await range_run.run_range(
-                self._pool,
-                self._source_pool,
-                claim,
-                table=self._table,
-                on_progress=self._advance if self._progress else None,
-                conn=self._conn,
-            )
-            return True
+        claim = await range_store.claim_range(
+            self._conn,
+            self._archive_id,
+            None,
+            worker=self._worker,
+            max_attempts=range_store.MAX_ATTEMPTS,
+            stale_seconds=range_store.STALE_SECONDS,
+        )
+        if claim is None:
+            return False
+        await range_run.run_range(
+            self._pool,
+            self._source_pool,
+            claim,
+            table=self._table,
+            on_progress=self._advance if self._progress else None,
+            conn=self._conn,
+        )
+        return True
 
-    async def _look(self) -> list[RangeRow]:
-        ranges = await range_store.ranges_of(self._conn, self._archive_id)
-        for r in ranges:
-            if r.state != "failed":
-                continue
+    async def _look(self) -> RoundState:
+        state = await range_store.round_state(self._conn, self._archive_id)
+        for r in state.failed:
             if not r.retryable:
                 raise ExportFailed(f"{self._month}: range {r.seq} failed: {r.error}")
-            if r.attempt >= range_run.MAX_ATTEMPTS:
+            if r.attempt >= range_store.MAX_ATTEMPTS:
                 raise RangeRetriesExhausted(
                     f"{self._month}: range {r.seq} failed {r.attempt} times: {r.error}"
                 )
         if self._progress is not None:
-            self._done_candidates = sum(r.candidates_done for r in ranges if r.state == "done")
-            self._done_games = sum(r.games for r in ranges if r.state == "done")
-            running = sum(r.candidates_done for r in ranges if r.state == "running")
-            self._progress.advance(self._done_candidates + running, self._done_games)
-        return ranges
+            self._done_candidates = state.candidates_done
+            self._done_games = state.games_done
+            self._progress.advance(
+                self._done_candidates + state.candidates_running, self._done_games
+            )
+        return state
 
     def _advance(self, candidates: int, games: int) -> None:
         assert self._progress is not None
