@@ -91,10 +91,8 @@ class RangeSlot:
         if task is None:
             return
         assert self._deadline is not None
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(max(self._deadline - time.monotonic(), 0.0)):
-                await asyncio.shield(task)
-        task.cancel()
+        await asyncio.wait({task}, timeout=max(self._deadline - time.monotonic(), 0.0))
+        task.cancel()  # idle or out of grace (a task that ended ignores it)
         with contextlib.suppress(asyncio.CancelledError):
             await task
         log.info("range_slot_stopped", worker=self._worker, ranges=self.ranges_done)
@@ -104,6 +102,8 @@ class RangeSlot:
             try:
                 found = await self._claim_and_export()
             except Exception as exc:  # the slot outlives a database outage, and a bug is traced
+                if self._stopping:  # cut off by the stop: its range was recorded, or goes stale
+                    break
                 log.warning(
                     "range_slot_claim_failed",
                     error=f"{type(exc).__name__}: {exc}",
