@@ -73,6 +73,7 @@ class RangeOutcome:
             "range": c.seq,
             "attempt": c.attempt,
             "waited_s": round(c.waited_seconds, 3),
+            "planned": c.planned,
             "outcome": self.outcome,
             "candidates": self.candidates,
             "games": self.games,

@@ -56,7 +56,7 @@ class RangeSlot:
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         self._idle.set()
-        self._stopping = False
+        self._stopping = asyncio.Event()
         self._deadline: float | None = None
         self.ranges_done = 0
 
@@ -66,9 +66,9 @@ class RangeSlot:
 
     def stop_claiming(self, grace_seconds: float) -> None:
         """Claim nothing more; a range under way has ``grace_seconds`` to end (``close``)."""
-        if self._stopping:
+        if self._stopping.is_set():
             return
-        self._stopping = True
+        self._stopping.set()
         self._deadline = time.monotonic() + grace_seconds
         if self._idle.is_set() and self._task is not None:
             self._task.cancel()  # idle: nothing to finish
@@ -98,11 +98,11 @@ class RangeSlot:
         log.info("range_slot_stopped", worker=self._worker, ranges=self.ranges_done)
 
     async def _run(self) -> None:
-        while not self._stopping:
+        while not self._stopping.is_set():
             try:
                 found = await self._claim_and_export()
             except Exception as exc:  # the slot outlives a database outage, and a bug is traced
-                if self._stopping:  # cut off by the stop: its range was recorded, or goes stale
+                if self._stopping.is_set():  # cut off by the stop: recorded, or goes stale
                     break
                 log.warning(
                     "range_slot_claim_failed",
@@ -112,7 +112,7 @@ class RangeSlot:
                 )
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
-            if found.claim is not None or self._stopping:
+            if found.claim is not None or self._stopping.is_set():
                 continue
             wait = IDLE_SECONDS
             if found.stale_in is not None:
