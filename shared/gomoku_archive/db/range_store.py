@@ -440,7 +440,7 @@ async def replace_ranges(
 ) -> list[int]:
     """Make ``plan`` (``(first_second, end_second, planned candidates)`` in archive order) the
     building archive's ranges, in one transaction: range ``i`` is numbered after the build's
-    last range so far (a range job id is never used twice, and seq order stays archive order);
+    last range so far (a range's number is never used twice, and seq order stays archive order);
     ``kept[i]``, when not None, is the ``seq`` of a done range with the same edges that moves
     there with its part; every other range of the plan is new and queued, and the build's
     ranges that are not kept are deleted with their parts. Returns the new ranges' ``seq``
