@@ -20,10 +20,10 @@ from typing import Protocol
 
 from gomoku_archive.db import range_store
 from gomoku_archive.db.pool import Connection, Pool
-from gomoku_archive.db.range_notices import RangeNotices
 from gomoku_archive.db.range_store import RangeRow, RoundState
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
 from gomoku_archive.export import consistency, month_reads, range_run
+from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.export.replan import Replan
 from gomoku_archive.logs import get_logger
@@ -83,9 +83,10 @@ class RangeOptions:
     read_connections: int = month_reads.READ_CONNECTIONS
     """Source connections that read the plan's count and the consistency check at once, in
     one snapshot (``export.month_reads``)."""
-    notices: RangeNotices | None = None
-    """A worker's: its range slot exports ranges (of every build), so the coordinator exports
-    none itself and waits for these notices. None: the coordinator exports ranges itself."""
+    range_slot: RangeSlot | None = None
+    """A worker's: while it claims, it (and every other worker's) exports the ranges, so the
+    coordinator exports none itself and waits for the slot's notices. None, or a slot stopped
+    by a shutdown: the coordinator exports ranges itself (for the rest of its grace)."""
 
 
 class Coordinator:
@@ -112,7 +113,7 @@ class Coordinator:
         self._month = month
         self._progress = progress
         self._worker = options.worker or range_run.claimer_name()
-        self._notices = options.notices
+        self._slot = options.range_slot
         self._read_connections = options.read_connections
         self._target = options.range_candidates
         self._spreads = options.spreads
@@ -125,8 +126,8 @@ class Coordinator:
         the source (``export.consistency``): when they are not, the build's ranges become that
         snapshot's plan, and the ranges not kept are exported again."""
         watching: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        if self._notices is not None:
-            watching = self._notices.watching(self._archive_id)
+        if self._slot is not None:
+            watching = self._slot.notices.watching(self._archive_id)
         with watching:
             return await self._checked()
 
@@ -210,16 +211,17 @@ class Coordinator:
 
     async def _all_done(self) -> list[RangeRow]:
         while True:
-            if self._notices is None and await self._export_one():
+            slot = self._slot if self._slot is not None and self._slot.claiming else None
+            if slot is None and await self._export_one():
                 await self._look()
                 continue
             looked = time.monotonic()
             if (await self._look()).open == 0:
                 return await range_store.ranges_of(self._conn, self._archive_id)
-            if self._notices is None:
+            if slot is None:
                 await asyncio.sleep(POLL_SECONDS)
                 continue
-            await self._notices.wait_changed(self._archive_id, WATCH_SECONDS)
+            await slot.notices.wait_changed(self._archive_id, WATCH_SECONDS)
             await asyncio.sleep(max(looked + LOOK_EVERY_SECONDS - time.monotonic(), 0.0))
 
     async def _export_one(self) -> bool:

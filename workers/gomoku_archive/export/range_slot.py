@@ -74,6 +74,16 @@ class RangeSlot:
             self._task.cancel()  # idle: nothing to finish
 
     @property
+    def notices(self) -> RangeNotices:
+        return self._notices
+
+    @property
+    def claiming(self) -> bool:
+        """Until it is told to stop (the worker shuts down): a coordinator in this process then
+        claims its own build's ranges for the rest of its grace."""
+        return not self._stopping.is_set()
+
+    @property
     def busy(self) -> bool:
         """A range is being claimed or exported now."""
         return not self._idle.is_set()

@@ -10,7 +10,6 @@ from typing import Any, cast
 from arq.connections import ArqRedis
 
 from gomoku_archive.db.pool import Pool
-from gomoku_archive.db.range_notices import RangeNotices
 from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
@@ -24,7 +23,6 @@ WORKER = "gomoku_worker"
 POOL = "gomoku_pool"
 SOURCE_POOL = "gomoku_source_pool"
 RANGE_SLOT = "gomoku_range_slot"
-RANGE_NOTICES = "gomoku_range_notices"
 MIRROR = "gomoku_mirror"
 
 
@@ -33,8 +31,8 @@ def utc_now() -> datetime:
 
 
 def new_context(settings: Settings, *, clock: Clock, worker: str) -> dict[str, Any]:
-    """The ctx a worker starts with; ``on_startup`` adds the database pools, the range
-    notices and the range slot."""
+    """The ctx a worker starts with; ``on_startup`` adds the database pools and the range
+    slot."""
     return {SETTINGS: settings, CLOCK: clock, WORKER: worker}
 
 
@@ -64,10 +62,6 @@ def range_slot_of(ctx: dict[str, Any]) -> RangeSlot | None:
     run outside a worker)."""
     return cast("RangeSlot | None", ctx.get(RANGE_SLOT))
 
-
-def range_notices_of(ctx: dict[str, Any]) -> RangeNotices | None:
-    """The process's LISTEN connection for the ranges, beside its range slot."""
-    return cast("RangeNotices | None", ctx.get(RANGE_NOTICES))
 
 
 def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:

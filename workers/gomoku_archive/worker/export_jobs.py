@@ -26,7 +26,6 @@ from gomoku_archive.worker import running_record
 from gomoku_archive.worker.context import (
     clock_of,
     pool_of,
-    range_notices_of,
     range_slot_of,
     settings_of,
     source_pool_of,
@@ -145,7 +144,7 @@ async def _export_within_limit(
                     worker=worker_of(ctx),
                     # With a range slot in this process the coordinator only waits and checks;
                     # a job run outside a worker (no slot) exports its ranges itself.
-                    notices=range_notices_of(ctx) if range_slot_of(ctx) else None,
+                    range_slot=range_slot_of(ctx),
                 ),
             )
     finally:  # the job's log line says what the month was found to hold, whatever the end

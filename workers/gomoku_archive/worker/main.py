@@ -244,7 +244,6 @@ async def _startup(ctx: dict[str, Any]) -> None:
     ctx[_WATCHDOG] = asyncio.create_task(watchdog.run(), name="gomoku-watchdog")
     notices = RangeNotices(settings.database_url)
     await notices.start()
-    ctx[context.RANGE_NOTICES] = notices
     slot = RangeSlot(
         context.pool_of(ctx),
         context.source_pool_of(ctx),
@@ -261,9 +260,7 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     slot: RangeSlot | None = ctx.pop(context.RANGE_SLOT, None)
     if slot is not None:  # its grace runs from the signal (``job_loop.ArchiveWorker``)
         await slot.close(float(ctx.get(_GRACE, DEFAULT_GRACE_SECONDS)))
-    notices: RangeNotices | None = ctx.pop(context.RANGE_NOTICES, None)
-    if notices is not None:
-        await notices.close()
+        await slot.notices.close()
     task: asyncio.Task[None] | None = ctx.pop(_WATCHDOG, None)
     if task is not None:
         task.cancel()
