@@ -301,6 +301,11 @@ class SimRun:
     """From the plan's log line to the first claim."""
     end_latency: float
     """From the last range's end to the consistency check's start."""
+    cores_busy: float
+    """The machine's busy cores over the build (``/proc/stat``): the stand-ins' own work, the
+    database's, the pool's idle loops, and anything else the machine ran."""
+    worker_cpu_per_range: float
+    """The worker processes' CPU seconds over the build, per range (not the database's)."""
 
     @property
     def efficiency(self) -> float:
@@ -343,6 +348,7 @@ def _sim_run(
 ) -> SimRun:
     alive = [w for w in pool.workers if w.process.poll() is None]
     cpu_before = {w.name: w.cpu() for w in alive}
+    machine_before = CpuTimes.now()
     job_id = pool.rebuild(redis_url, MONTH, k)
     planned = wait_for(lambda: _planned(pool, job_id), "the plan", seconds=600, poll=0.05)
     victims: list[Worker] = []
@@ -359,8 +365,9 @@ def _sim_run(
         for worker in victims:
             worker.kill()
     outcome = pool.wait_job(job_id)
+    busy = cores_busy(machine_before, CpuTimes.now())
     cpu = {w.name: w.cpu() - cpu_before[w.name] for w in alive if w not in victims}
-    return _analyse(pool, job_id, planned, outcome, range_seconds, k, victims, cpu)
+    return _analyse(pool, job_id, planned, outcome, range_seconds, k, victims, cpu, busy)
 
 
 def _planned(pool: WorkerPool, job_id: str) -> dict[str, Any] | None:
@@ -406,6 +413,7 @@ def _analyse(
     k: int,
     victims: list[Worker],
     cpu: dict[str, float],
+    busy_cores: float,
 ) -> SimRun:
     archive_id = planned["archive_id"]
     # A claim's instant is the hook's line (the range's own line times its real work only).
@@ -484,6 +492,8 @@ def _analyse(
         coordinator_cpu=max(cpu[coordinator] - statistics.median(others), 0.0) if others else 0.0,
         start_latency=first - instant(planned),
         end_latency=check_start - last,
+        cores_busy=busy_cores,
+        worker_cpu_per_range=sum(cpu.values()) / len(claims),
     )
 
 
@@ -533,7 +543,8 @@ def _sim_figures(sim: SimRun) -> list[Figure]:
             f"{sim.wait_p50:.2f} s, p99 {sim.wait_p99:.2f} s; claims beyond one per range "
             f"{sim.extra_claims}; the coordinator's CPU {sim.coordinator_cpu:.2f} s; first "
             f"claim {sim.start_latency:.2f} s after the plan, the check {sim.end_latency:.2f} s "
-            "after the last range",
+            f"after the last range; the machine's cores busy {sim.cores_busy:.2f}, the workers' "
+            f"CPU {sim.worker_cpu_per_range * 1000:.0f} ms a range",
         ),
         bounded(
             SECTION,

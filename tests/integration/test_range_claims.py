@@ -98,15 +98,18 @@ async def test_a_plan_and_a_retryable_failure_wake_the_listeners(pool: Pool, db_
     await notices.start()
     try:
         assert notices.listening
-        async with under_way(pool, AUG) as aug:
+        async with under_way(pool, AUG):
             assert await notices.wait_queued(10)  # the plan
-            with notices.watching(aug):
-                taken = (await claim(pool)).claim
-                assert taken is not None
-                async with pool.acquire() as conn:
-                    await range_store.fail_range(conn, taken, "lost", retryable=True)
-                assert await notices.wait_changed(aug, 10)
-                assert await notices.wait_queued(10)  # claimable again
-                assert not await notices.wait_queued(0.2)  # nothing more
+            taken = (await claim(pool)).claim
+            assert taken is not None
+            async with pool.acquire() as conn:
+                await range_store.fail_range(conn, taken, "lost", retryable=False)
+            assert not await notices.wait_queued(0.5)  # a failure for good queues nothing
+            taken = (await claim(pool)).claim
+            assert taken is not None
+            async with pool.acquire() as conn:
+                await range_store.fail_range(conn, taken, "lost", retryable=True)
+            assert await notices.wait_queued(10)  # claimable again
+            assert not await notices.wait_queued(0.2)  # nothing more
     finally:
         await notices.close()

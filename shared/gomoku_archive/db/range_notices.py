@@ -1,22 +1,20 @@
 """A process's ear for the ranges' notifications: one dedicated connection that LISTENs on
-``range_store.RANGES_QUEUED_CHANNEL`` (its range slot waits there for ranges to claim) and
-``RANGES_CHANGED_CHANNEL`` (a coordinator waits there for its build's ranges to be done or to
-fail). PostgreSQL sends a notification when the transaction that made the change commits, so
-whoever wakes reads the change.
+``range_store.RANGES_QUEUED_CHANNEL``, where a plan, a new plan or a failure to try again is
+announced as its transaction commits; the process's range slot waits there, so whoever wakes
+reads the ranges.
 
-A notification only shortens a wait: every waiter also wakes on its own timeout. A lost
+A notification only shortens a wait: the waiter also wakes on its own timeout. A lost
 connection therefore costs latency, never a range: the next wait connects again (at most
-every ``RECONNECT_SECONDS``)."""
+every ``RECONNECT_SECONDS``), and the loss itself wakes the waiter, since a notification may
+have gone with it."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import Iterator
 
 from gomoku_archive.db.pool import Connection, connect
-from gomoku_archive.db.range_store import RANGES_CHANGED_CHANNEL, RANGES_QUEUED_CHANNEL
+from gomoku_archive.db.range_store import RANGES_QUEUED_CHANNEL
 from gomoku_archive.logs import get_logger
 
 log = get_logger(__name__)
@@ -27,16 +25,13 @@ _CONNECT_TIMEOUT = 10.0
 
 
 class RangeNotices:
-    """Events set by the ranges' notifications: ``wait_queued`` for a range slot,
-    ``watching(archive_id)`` and ``wait_changed`` for a build's coordinator. An event set while
-    nobody waits stays set, so the next wait returns at once (a claim or a look too many, never
-    one too few)."""
+    """An event set by the notifications; ``wait_queued`` waits for it. Set while nobody waits,
+    it stays set, so the next wait returns at once (a claim too many, never one too few)."""
 
     def __init__(self, dsn: str) -> None:
         self._dsn = dsn
         self._conn: Connection | None = None
         self._queued = asyncio.Event()
-        self._changed: dict[int, asyncio.Event] = {}
         self._next_try = 0.0
         self._lost = False
 
@@ -60,60 +55,26 @@ class RangeNotices:
             conn.terminate()
 
     async def wait_queued(self, seconds: float) -> bool:
-        """Until ranges of some build became claimable, at most ``seconds``; True when
-        a notification (or a lost connection, which may have hidden one) said so."""
-        return await self._wait(self._queued, seconds)
-
-    @contextlib.contextmanager
-    def watching(self, archive_id: int) -> Iterator[None]:
-        """Record the changes of the build ``archive_id`` for ``wait_changed`` while inside."""
-        self._changed[archive_id] = asyncio.Event()
-        try:
-            yield
-        finally:
-            self._changed.pop(archive_id, None)
-
-    async def wait_changed(self, archive_id: int, seconds: float) -> bool:
-        """Until a range of the watched build ``archive_id`` is done or failed (at most
-        ``seconds``); True when told so."""
-        event = self._changed.get(archive_id)
-        if event is None:
-            raise RuntimeError(f"build {archive_id} is not watched")
-        return await self._wait(event, seconds)
-
-    async def _wait(self, event: asyncio.Event, seconds: float) -> bool:
+        """Until ranges of some build became claimable, at most ``seconds``; True when a
+        notification (or a lost connection, which may have hidden one) said so."""
         if not self.listening and time.monotonic() >= self._next_try:
             await self._listen()
         try:
             async with asyncio.timeout(max(seconds, 0.0)):
-                await event.wait()
+                await self._queued.wait()
         except TimeoutError:
             return False
-        event.clear()
+        self._queued.clear()
         return True
 
     def _on_notify(self, conn: object, pid: int, channel: str, payload: object) -> None:
-        if channel == RANGES_QUEUED_CHANNEL:
-            self._queued.set()
-            return
-        try:
-            archive_id = int(str(payload))
-        except ValueError:
-            return
-        event = self._changed.get(archive_id)
-        if event is not None:
-            event.set()
+        self._queued.set()
 
     def _on_terminated(self, conn: object) -> None:
         self._conn = None
         self._lost = True
         log.warning("range_notices_lost", consequence="waits end on their timeouts until back")
-        self._wake_all()  # what the lost connection may have hidden is looked at now
-
-    def _wake_all(self) -> None:
-        self._queued.set()
-        for event in self._changed.values():
-            event.set()
+        self._queued.set()  # what the lost connection may have hidden is looked at now
 
     async def _listen(self) -> None:
         self._next_try = time.monotonic() + RECONNECT_SECONDS
@@ -122,7 +83,6 @@ class RangeNotices:
                 conn = await connect(self._dsn)
                 try:
                     await conn.add_listener(RANGES_QUEUED_CHANNEL, self._on_notify)
-                    await conn.add_listener(RANGES_CHANGED_CHANNEL, self._on_notify)
                 except BaseException:
                     conn.terminate()
                     raise
@@ -134,4 +94,4 @@ class RangeNotices:
         if self._lost:
             self._lost = False
             log.info("range_notices_back")
-            self._wake_all()
+            self._queued.set()

@@ -7,9 +7,10 @@ current attempt of a ``building`` archive can change it: a worker that was thoug
 taken over, or whose build was abandoned, finds its writes refused and stops.
 
 A change that makes ranges claimable (a plan, a new plan, a failure to try again) is announced
-on ``RANGES_QUEUED_CHANNEL``, a range done or failed on ``RANGES_CHANGED_CHANNEL``, each in the
-transaction that makes it, so a listener that hears it reads the change
-(``db.range_notices``)."""
+on ``RANGES_QUEUED_CHANNEL`` in the transaction that makes it, so a listener that hears it reads
+the change (``db.range_notices``). A range's end is not announced: PostgreSQL wakes every
+listening session for every notification, and at 64 workers ranges end dozens of times a
+second; the coordinator looks instead (``round_state``, a few times a second)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,6 @@ STALE_SECONDS = 15.0
 dead (SIGKILLed, OOM-killed, its machine gone) and another process takes the range over."""
 RANGES_QUEUED_CHANNEL = "gomoku_ranges_queued"
 """NOTIFY channel: ranges of a build (the payload: its archive id) became claimable."""
-RANGES_CHANGED_CHANNEL = "gomoku_ranges_changed"
-"""NOTIFY channel: a range of a build (the payload: its archive id) is done or failed."""
 
 
 def _claimable(max_attempts: str, stale: str) -> str:
@@ -385,8 +384,6 @@ async def finish_range(
             claim.seq,
             claim.attempt,
         )
-        if ours:
-            await _notify(conn, RANGES_CHANGED_CHANNEL, claim.archive_id)
     return ours
 
 
@@ -409,10 +406,8 @@ async def fail_range(conn: Connection, claim: RangeClaim, error: str, *, retryab
             claim.seq,
             claim.attempt,
         )
-        if status.endswith(" 1"):
-            await _notify(conn, RANGES_CHANGED_CHANNEL, claim.archive_id)
-            if retryable:
-                await _notify(conn, RANGES_QUEUED_CHANNEL, claim.archive_id)
+        if status.endswith(" 1") and retryable:
+            await _notify(conn, RANGES_QUEUED_CHANNEL, claim.archive_id)
 
 
 async def ranges_of(conn: Connection, archive_id: int) -> list[RangeRow]:

@@ -1,17 +1,16 @@
 """A build's ranges from the plan to the last part. In a worker the coordinator only waits and
-checks: every worker's range slot (``export.range_slot``, its own process's included) claims the
-ranges straight from the table, and the coordinator wakes when one is done or failed
-(``db.range_notices``). In the ``export`` command it exports ranges itself while any is left to
-claim (taking over ranges whose claimer's heartbeat went stale), beside its local processes
-(``export.local_ranges``, a ``RangeSpread``). Either way it fails the build when a range failed
-for good, then checks the ranges against one snapshot of the month (``export.consistency``);
-when that snapshot's rows or plan differ, the build's ranges become the snapshot's plan and
-the ranges not kept are exported again, in a new round."""
+checks: every worker's range slot (``export.range_slot``, its own process's included) claims
+the ranges straight from the table, and the coordinator looks at them a few times a second. In
+the ``export`` command it exports ranges itself while any is left to claim (taking over ranges
+whose claimer's heartbeat went stale), beside its local processes (``export.local_ranges``, a
+``RangeSpread``). Either way it fails the build when a range failed for good, then checks the
+ranges against one snapshot of the month (``export.consistency``); when that snapshot's rows
+or plan differ, the build's ranges become the snapshot's plan and the ranges not kept are
+exported again, in a new round."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -32,13 +31,8 @@ from gomoku_archive.profile.months import Month
 log = get_logger(__name__)
 
 POLL_SECONDS = 0.2
-"""How often a coordinator that exports ranges itself (the ``export`` command) looks at them
-when it has none to claim."""
-WATCH_SECONDS = 5.0
-"""A worker's coordinator looks at its ranges when told one is done or failed, and at least
-this often (a notification lost with its connection is found so)."""
-LOOK_EVERY_SECONDS = 0.1
-"""And at most this often: at 64 workers, ranges end dozens of times a second."""
+"""How often a coordinator looks at its ranges while it has none to claim (one aggregate
+statement, ``range_store.round_state``): the build's end is seen at most this late."""
 
 
 class Progress(Protocol):
@@ -85,8 +79,8 @@ class RangeOptions:
     one snapshot (``export.month_reads``)."""
     range_slot: RangeSlot | None = None
     """A worker's: while it claims, it (and every other worker's) exports the ranges, so the
-    coordinator exports none itself and waits for the slot's notices. None, or a slot stopped
-    by a shutdown: the coordinator exports ranges itself (for the rest of its grace)."""
+    coordinator exports none itself and only looks at them. None, or a slot stopped by a
+    shutdown: the coordinator exports ranges itself (for the rest of its grace)."""
 
 
 class Coordinator:
@@ -125,13 +119,6 @@ class Coordinator:
         """Every range done, and the ranges exactly the plan and the rows of one snapshot of
         the source (``export.consistency``): when they are not, the build's ranges become that
         snapshot's plan, and the ranges not kept are exported again."""
-        watching: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        if self._slot is not None:
-            watching = self._slot.notices.watching(self._archive_id)
-        with watching:
-            return await self._checked()
-
-    async def _checked(self) -> list[RangeRow]:
         todo = [r.seq for r in await range_store.ranges_of(self._conn, self._archive_id)]
         for check in range(1, consistency.MAX_CHECKS + 1):
             ranges = await self._round(todo)
@@ -211,18 +198,13 @@ class Coordinator:
 
     async def _all_done(self) -> list[RangeRow]:
         while True:
-            slot = self._slot if self._slot is not None and self._slot.claiming else None
-            if slot is None and await self._export_one():
+            slot_claims = self._slot is not None and self._slot.claiming
+            if not slot_claims and await self._export_one():
                 await self._look()
                 continue
-            looked = time.monotonic()
             if (await self._look()).open == 0:
                 return await range_store.ranges_of(self._conn, self._archive_id)
-            if slot is None:
-                await asyncio.sleep(POLL_SECONDS)
-                continue
-            await slot.notices.wait_changed(self._archive_id, WATCH_SECONDS)
-            await asyncio.sleep(max(looked + LOOK_EVERY_SECONDS - time.monotonic(), 0.0))
+            await asyncio.sleep(POLL_SECONDS)
 
     async def _export_one(self) -> bool:
         """Claim a range and export it; False when there was none to claim."""

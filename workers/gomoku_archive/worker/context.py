@@ -63,7 +63,6 @@ def range_slot_of(ctx: dict[str, Any]) -> RangeSlot | None:
     return cast("RangeSlot | None", ctx.get(RANGE_SLOT))
 
 
-
 def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:
     """The S3 mirror, or None when ``S3_BUCKET`` is not set."""
     return cast("ArchiveMirror | None", ctx.get(MIRROR))
