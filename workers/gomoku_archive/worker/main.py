@@ -221,7 +221,7 @@ async def _startup(ctx: dict[str, Any]) -> None:
     # has no more to give). The pool opens them only as they are used.
     readers = month_reads.READ_CONNECTIONS - 1
     ctx[context.POOL] = await create_pool(
-        settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2 + readers
+        settings.database_url, min_size=1, max_size=MAX_JOBS + 2 + 2 + readers
     )
     if settings.source_url != settings.database_url:
         # The range slot's reader; the archive's pool keeps the writes and claims.
