@@ -11,8 +11,12 @@ The formulas (G games, W workers, K candidates a range):
   client CPU per game in one process (a range is CPU-bound on its worker's core), ``o`` the
   per-range overhead, from the K table (the same month with ranges of 25,000 against one range:
   the extra seconds over the extra ranges);
-- the ranges' phase ``ceil(R / W) * d`` (ranges of equal length in waves; the coordinator is one
-  of the W);
+- the ranges' phase ``ceil(R / W) * (d + h) + l`` (ranges of equal length in waves; every
+  worker's range slot takes them, the coordinator's process's included): ``h`` the pool's
+  measured overhead per wave and ``l`` its latencies (the first claim after the plan, the check
+  after the last range), from the simulated pool of ``pool-details.json`` (issue 37: real
+  workers, coordinator and queue, a range's work replaced by its measured cost) at the same
+  number of workers, or at 16 for fewer; 0 before the pool was measured;
 - serial, before it: the plan's count, ``C`` at the rate the ranges section measured for it on
   one connection, read on ``P = READ_CONNECTIONS`` connections at once (``export.month_reads``:
   slices in one snapshot), so divided by ``P``; after the ranges, the consistency check of
@@ -76,6 +80,19 @@ class Inputs:
     assembly_pg_s_per_byte: float
     sha_bytes_per_s: float
     sources: str
+    wave_overhead_s: dict[int, float] = dataclasses.field(default_factory=dict)
+    """The simulated pool's overhead per wave of ranges, by workers (``pool-details.json``)."""
+    latency_s: dict[int, float] = dataclasses.field(default_factory=dict)
+    """Its first claim after the plan plus its check after the last range, by workers."""
+
+    def pool_overhead(self, workers: int) -> tuple[float, float]:
+        """``(h, l)`` at ``workers``: measured there, else at the nearest measured size above
+        (16 for 4 and 8), else none."""
+        sizes = sorted(self.wave_overhead_s)
+        at = next((n for n in sizes if n >= workers), sizes[-1] if sizes else None)
+        if at is None:
+            return 0.0, 0.0
+        return self.wave_overhead_s[at], self.latency_s.get(at, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +127,7 @@ def project(
     candidates = games * inputs.candidates_per_game
     ranges = math.ceil(candidates / K)
     one_range = K * inputs.cpu_us / 1e6 + inputs.range_overhead_s
+    per_wave, latency = inputs.pool_overhead(workers)
     size = games * BYTES_PER_GAME
     return Projected(
         games=games,
@@ -117,7 +135,7 @@ def project(
         ranges=ranges,
         plan=candidates * inputs.count_s_per_candidate / reads_speedup,
         fingerprint=candidates * inputs.check_s_per_candidate / reads_speedup,
-        range_phase=math.ceil(ranges / workers) * one_range,
+        range_phase=math.ceil(ranges / workers) * (one_range + per_wave) + latency,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
         publish=PUBLISH_SECONDS,
@@ -155,10 +173,13 @@ def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
         )
     )
     big = project(inputs, GAMES[-1], 16)
+    per_wave, latency = inputs.pool_overhead(16)
+    handout = math.ceil(big.ranges / 16) * per_wave + latency
     for name, seconds in (
         (f"plan's count (serial, {READ_CONNECTIONS} connections)", big.plan),
         (f"consistency check (serial, {READ_CONNECTIONS} connections)", big.fingerprint),
         (f"ranges on 16 workers ({big.ranges:,} ranges)", big.range_phase),
+        ("of which the pool's hand-out (measured by the simulated pool)", handout),
         ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
         ("assembly's SHA-256 pass (serial)", big.sha),
         ("publish (serial)", big.publish),
@@ -215,6 +236,7 @@ def gather(results: dict[str, Any]) -> Inputs:
             CHECK_SECONDS_PER_CANDIDATE,
             1.0,
         )
+    wave_overhead, latency = _pool_overheads(sources)
     assembly = figures_of("assembly")
     whole = [f for n, f in assembly.items() if n.startswith("assembly of ") and "against" not in n]
     largest = max(whole, key=lambda f: _gb(f["name"]))
@@ -233,7 +255,32 @@ def gather(results: dict[str, Any]) -> Inputs:
         assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
         sha_bytes_per_s=sha["value"] * 1e6,
         sources="; ".join(sources),
+        wave_overhead_s=wave_overhead,
+        latency_s=latency,
     )
+
+
+def _pool_overheads(sources: list[str]) -> tuple[dict[int, float], dict[int, float]]:
+    """From the simulated pool's builds without kills: per wave, what the range phase took
+    beyond its waves of stand-ins (``ceil(R / W)`` of them: a wave's claims, the ranges' real
+    work on their few rows, the tail), and the latencies before and after it."""
+    path = HERE / "pool-details.json"
+    if not path.exists():
+        sources.append("no pool-details.json: the pool's overhead taken as none")
+        return {}, {}
+    details = json.loads(path.read_text())
+    sources.append(f"pool-details.json of {details['at']}")
+    per_wave: dict[int, float] = {}
+    latency: dict[int, float] = {}
+    for sim in details["simulated"]:
+        if sim["killed"]:
+            continue
+        waves = math.ceil(sim["ranges"] / sim["workers"])
+        per_wave[sim["workers"]] = max(
+            0.0, (sim["range_phase"] - waves * sim["range_seconds"]) / waves
+        )
+        latency[sim["workers"]] = max(0.0, sim["start_latency"]) + max(0.0, sim["end_latency"])
+    return per_wave, latency
 
 
 def _gb(name: str) -> float:

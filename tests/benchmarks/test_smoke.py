@@ -55,6 +55,10 @@ def test_the_smoke_run_writes_every_figure(tmp_path: Path) -> None:
     assembly = {f["name"]: f for f in sections["assembly"]["figures"]}
     (same_bytes,) = [f for name, f in assembly.items() if name.endswith("new and before")]
     assert same_bytes["value"] == 1  # the assembly's bytes are the assembly before's
+    pool = {f["name"]: f for f in sections["pool"]["figures"]}
+    assert any("simulated workers, 1 SIGKILLed" in name for name in pool), list(pool)
+    (pool_bytes,) = [f for name, f in pool.items() if name.startswith("SHA-256s of the month")]
+    assert pool_bytes["value"] == 1  # the same file from 1, 2 and more workers
     projected = {f["name"] for f in sections["projection"]["figures"]}
     assert {f"{g}M games on {w} workers" for g in (10, 100) for w in (4, 8, 16, 32)} <= projected
     if recorded is not None:

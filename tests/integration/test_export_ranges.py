@@ -292,7 +292,7 @@ async def test_a_range_of_a_stopped_worker_is_taken_over(
     the coordinator once the heartbeat is stale; the bytes are those of an undisturbed run."""
     await insert(pool, [game_row(finished_at=utc(2026, 8, 3, h)) for h in range(20)])
     _, expected, _ = await published(pool, monkeypatch, k=5)
-    monkeypatch.setattr(range_run, "STALE_SECONDS", 1.0)
+    monkeypatch.setattr(range_store, "STALE_SECONDS", 1.0)
     real_claim = range_store.claim_range
     ghost: list[range_store.RangeClaim] = []
 

@@ -15,6 +15,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import QUEUE_NAME, queue_client
 from tests.integration.worker_support import (
     WorkerProcess,
@@ -31,13 +32,13 @@ LAST = last_closed_month()
 DEMO_GAMES = 1000
 
 
-async def command_sha256(pool: Pool, dsn: str, k: int) -> str:
+async def command_sha256(pool: Pool, dsn: str, k: int, *, month: Month = LAST) -> str:
     """The month as ``gomoku-archive export`` builds it with two local processes."""
     local = LocalProcesses(dsn=dsn, source_dsn=dsn, table="games", processes=2)
     result = await export_month(
         pool,
         table="games",
-        month=LAST,
+        month=month,
         force=True,
         ranges=RangeOptions(spreads=(local,), range_candidates=k),
     )

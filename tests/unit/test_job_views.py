@@ -4,14 +4,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gomoku_archive.db.range_store import BuildProgress
+from gomoku_archive.db.range_store import BuildProgress, RunningRange
 from gomoku_archive.jobs.month_view import (
     MonthState,
     describe_ranges,
+    describe_running,
     games_per_second,
     month_statuses,
     seconds_left,
-    without_orphans,
+    shown_counts,
 )
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import JobOutcome, QueuedJob, QueueSnapshot, parse_health_check
@@ -355,59 +356,89 @@ def test_a_build_without_progress_has_no_rate() -> None:
     assert describe_ranges(ranges, NOW) == "ranges 0/4 done, 0 running, 4 queued"
 
 
-def range_job(archive_id: int, seq: int, *, month: str = "2026-09") -> QueuedJob:
-    job_id = f"export:{month}:build:{archive_id}:range:{seq}"
-    return QueuedJob(job_id, "export_range", {"archive_id": archive_id}, T0, T0, 1, True)
-
-
-@pytest.mark.parametrize(
-    ("export_running", "locked", "building", "shown_running"),
-    [
-        # Build 9 under way: its row is building and its coordinator holds the month's lock.
-        (True, True, True, True),
-        # A dead coordinator: arq still shows its export in progress, nobody holds the lock.
-        (True, False, True, False),
-        # Its building row removed (the month's next run swept it): nothing is under way.
-        (False, True, False, False),
-        (False, False, False, False),
-    ],
-)
-def test_a_range_job_runs_only_while_its_build_is_under_way(
-    export_running: bool, locked: bool, building: bool, shown_running: bool
-) -> None:
-    live, old_build, other_month = (
-        range_job(9, 0),
-        range_job(7, 3),
-        range_job(5, 0, month="2026-08"),
+def held(seq: int, *, archive_id: int = 9, stale: bool = False) -> RunningRange:
+    return RunningRange(
+        archive_id=archive_id,
+        seq=seq,
+        worker=f"host-{seq}:42",
+        attempt=1,
+        planned=50_000,
+        candidates_done=12_000,
+        started_at=NOW - timedelta(seconds=4),
+        heartbeat_at=NOW - timedelta(seconds=20 if stale else 1),
+        waited_seconds=0.013,
+        stale=stale,
     )
-    exports = [job("export:2026-09", running=True)] if export_running else []
-    others = [job("export:2026-08"), replace(other_month, running=False)]
-    queue = QueueSnapshot(taken_at=NOW, queued=[*exports, live, old_build, *others])
+
+
+def test_each_running_range_shows_its_worker_and_its_wait() -> None:
+    ranges = build(running=2, stalled=1, wait_median=0.012, wait_max=0.31, oldest_waiting=2.5)
+    running = [held(3), held(4, stale=True), held(0, archive_id=5)]  # 5: another month's build
     months = month_statuses(
         first=FIRST,
         now=NOW,
         archives=[],
-        queue=queue,
-        locked_months={"2026-09"} if locked else set(),
-        builds={"2026-09": build()} if building else {},  # build 9
+        queue=QueueSnapshot(taken_at=NOW, queued=[job("export:2026-09", running=True)]),
+        locked_months={"2026-09"},
+        builds={"2026-09": ranges},
+        running=running,
     )
-    shown = without_orphans(queue, months)
-    by_id = {j.job_id: j for j in shown.queued}
-    assert by_id[live.job_id].running is shown_running
-    assert by_id[old_build.job_id].running is False  # never: build 7 is not under way
-    # Everything else as it was, in its order: an orphan shows as queued, not gone.
-    assert [j.job_id for j in shown.queued] == [j.job_id for j in queue.queued]
-    assert [j for j in shown.queued if j.function != "export_range"] == [*exports, others[0]]
-    assert by_id[other_month.job_id] == others[1]
+    status = next(s for s in months if s.month == "2026-09")
+    assert [r.seq for r in status.running_ranges] == [3, 4]
+    assert shown_counts(ranges) == (1, 1)
+    assert describe_ranges(ranges, NOW) == (
+        "ranges 3/10 done, 1 running, 4 queued, 1 failed (retried), 1 stalled (taken over by "
+        "the next free worker) · 4,000 games/s · about 2 min left · waits 0.01 s median, 0.31 s "
+        "longest, the oldest queued 2.50 s so far"
+    )
+    assert describe_running(held(3), NOW) == (
+        "range 3 on host-3:42, attempt 1, waited 0.01 s, running 4 s, 12,000/50,000 candidates"
+    )
+    assert describe_running(held(4, stale=True), NOW).endswith(
+        " · no heartbeat for 20 s: the next free worker takes it over"
+    )
+    doc = month_document(status, NOW)["ranges"]
+    assert (doc["underWay"], doc["running"], doc["stalled"]) == (True, 1, 1)
+    assert doc["waits"] == {
+        "medianSeconds": 0.012,
+        "longestSeconds": 0.31,
+        "oldestQueuedSeconds": 2.5,
+    }
+    assert [(r["range"], r["worker"], r["waitedSeconds"]) for r in doc["runningRanges"]] == [
+        (3, "host-3:42", 0.013),
+        (4, "host-4:42", 0.013),
+    ]
+
+
+@pytest.mark.parametrize("export_running", [True, False])
+def test_nothing_of_a_build_whose_coordinator_is_gone_is_shown_running(
+    export_running: bool,
+) -> None:
+    """A pool that crashed leaves its ranges ``running`` in the table, and perhaps its export
+    in progress in arq; nobody holds the month's lock, so nothing of that build runs."""
+    dead = build(running=2, under_way=False)
+    jobs = [job("export:2026-09", running=True)] if export_running else []
+    months = month_statuses(
+        first=FIRST,
+        now=NOW,
+        archives=[],
+        queue=QueueSnapshot(taken_at=NOW, queued=jobs),
+        locked_months=set(),
+        builds={"2026-09": dead},
+        running=[held(3), held(4)],
+    )
+    status = next(s for s in months if s.month == "2026-09")
+    assert status.running_ranges == ()
+    if status.ranges is not None:  # shown while arq still says its export runs
+        assert describe_ranges(status.ranges, NOW) == (
+            "ranges 3/10 done, 0 running, 4 queued, 1 failed (retried) · its coordinator is "
+            "gone: nothing runs (2 held by no one); the month's next run removes them"
+        )
+        doc = month_document(status, NOW)["ranges"]
+        assert (doc["underWay"], doc["running"], doc["stalled"]) == (False, 0, 2)
+        assert doc["runningRanges"] == []
     document = status_document(
-        now=NOW, months=months, queue=shown, redis_error=None, database_error=None
+        now=NOW, months=months, queue=None, redis_error="down", database_error=None
     )
-    in_progress = {j["id"] for j in document["jobs"]["inProgress"] if j["kind"] == "range"}
-    assert in_progress == ({live.job_id} if shown_running else set())
-    waiting = {j["id"] for j in document["jobs"]["queued"]}
-    assert old_build.job_id in waiting
-
-
-def test_a_queue_without_orphans_is_returned_as_it_is() -> None:
-    queue = QueueSnapshot(taken_at=NOW, queued=[job("export:2026-09", running=True)])
-    assert without_orphans(queue, []) is queue
+    shown = [m["ranges"] for m in document["months"] if m["ranges"]]
+    assert all(r["running"] == 0 and not r["runningRanges"] for r in shown)

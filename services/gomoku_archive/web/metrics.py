@@ -13,6 +13,7 @@ from gomoku_archive.db.content_store import ContentChecked
 from gomoku_archive.db.mirror_store import MirrorStats
 from gomoku_archive.db.range_store import BuildProgress
 from gomoku_archive.jobs.content_sample import windows_in
+from gomoku_archive.jobs.month_view import shown_counts
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -163,8 +164,9 @@ class Metrics:
         # Month builds under way, from the same background read of the archive tables.
         self.export_ranges = Gauge(
             "gomoku_export_ranges",
-            "Ranges of the month builds under way, by state: done, running, queued and failed "
-            "(failed ones are retried until their tries run out)",
+            "Ranges of the month builds under way, by state: done, running, stalled (held by a "
+            "worker whose heartbeat stopped, or of a build whose coordinator is gone), queued "
+            "and failed (failed ones are retried until their tries run out)",
             ("state",),
             registry=r,
         )
@@ -228,8 +230,11 @@ class Metrics:
 
     def show_builds(self, builds: Sequence[BuildProgress]) -> None:
         """Set the range gauges from one read of the building months' ranges."""
-        for state in ("done", "running", "queued", "failed"):
+        for state in ("done", "queued", "failed"):
             self.export_ranges.labels(state).set(sum(getattr(b, state) for b in builds))
+        shown = [shown_counts(b) for b in builds]
+        self.export_ranges.labels("running").set(sum(running for running, _ in shown))
+        self.export_ranges.labels("stalled").set(sum(stalled for _, stalled in shown))
         self.export_candidates.labels("planned").set(sum(b.planned for b in builds))
         self.export_candidates.labels("done").set(sum(b.candidates_done for b in builds))
 

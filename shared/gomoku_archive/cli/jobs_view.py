@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from gomoku_archive.jobs.month_view import MonthStatus, describe_ranges
+from gomoku_archive.jobs.month_view import MonthStatus, describe_ranges, describe_running
 from gomoku_archive.jobs.queue_view import JobOutcome, QueuedJob, QueueSnapshot, parse_health_check
 
 HEAD_INDENT = 2
@@ -115,7 +115,9 @@ def _months(console: Console, months: list[MonthStatus]) -> None:
             failure = status.last_failure
             details.append(f"last failure {when(failure.failed_at)}: {failure.error or ''}")
         if status.ranges is not None:
-            details.append(describe_ranges(status.ranges, datetime.now(UTC)))
+            now = datetime.now(UTC)
+            details.append(describe_ranges(status.ranges, now))
+            details += [describe_running(held, now) for held in status.running_ranges]
         jobs = (*status.running_jobs, *status.queued_jobs)
         if jobs:
             details.append("jobs: " + " ".join(jobs))

@@ -1,5 +1,6 @@
-"""The database half of the operators' view: every month's state from the archive rows and the
-held export locks, combined with a queue snapshot, so the dashboard and ``gomoku-archive jobs``
+"""The database half of the operators' view: every month's state from the archive rows, the
+held export locks and the builds' ranges (who holds which, how long each waited), combined with
+a queue snapshot, so the dashboard and ``gomoku-archive jobs``
 read exactly the same things."""
 
 from __future__ import annotations
@@ -32,9 +33,16 @@ async def read_month_statuses(
             months = {str(m) for m in closed_months(first, now)} | {r.month for r in rows}
             locked = {m for m in months if await locks.month_lock_held(conn, Month.parse(m))}
             builds = {b.month: b for b in await range_store.building_progress(conn)}
+            running = await range_store.running_ranges(conn)
     except DATABASE_ERRORS as exc:
         reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
         raise DatabaseUnavailable(f"cannot read the archive tables: {reason}") from exc
     return month_statuses(
-        first=first, now=now, archives=rows, queue=queue, locked_months=locked, builds=builds
+        first=first,
+        now=now,
+        archives=rows,
+        queue=queue,
+        locked_months=locked,
+        builds=builds,
+        running=running,
     )

@@ -14,8 +14,6 @@ from gomoku_archive.profile.months import Month
 
 EXPORT_FUNCTION = "export_month"
 """A month's build: plans its ranges, coordinates them, assembles and publishes the file."""
-RANGE_FUNCTION = "export_range"
-"""One range of a build, run by any worker."""
 MIRROR_FUNCTION = "mirror_archive"
 PLANNER_FUNCTION = "plan_months"
 PLANNER_CRON_NAME = "cron:" + PLANNER_FUNCTION
@@ -29,11 +27,10 @@ CONTENT_CHECK_FUNCTION = "check_mirror_content"
 CONTENT_CHECK_CRON_NAME = "cron:" + CONTENT_CHECK_FUNCTION
 """The periodic check of a window of every redirect target's bytes."""
 
-JobKind = Literal["export", "range", "mirror", "planner", "scrub", "check", "other"]
+JobKind = Literal["export", "mirror", "planner", "scrub", "check", "other"]
 
 _EXPORT_RE = re.compile(r"export:(\d{4}-\d{2})(?::force:(\d{8}T\d{6}\.\d{3}Z))?")
 _MIRROR_RE = re.compile(r"mirror:([1-9]\d{0,18})")
-_RANGE_RE = re.compile(r"export:(\d{4}-\d{2}):build:([1-9]\d{0,18}):range:(0|[1-9]\d{0,8})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +41,6 @@ class JobRef:
     month: Month | None = None
     forced: bool = False
     archive_id: int | None = None
-    range_seq: int | None = None
 
 
 def export_job_id(month: Month) -> str:
@@ -74,12 +70,6 @@ def forced_export_prefix(month: Month) -> str:
     return f"export:{month}:force:"
 
 
-def range_job_id(month: Month, archive_id: int, seq: int) -> str:
-    """Range ``seq`` of the build ``archive_id`` of ``month``: one job per range and build, so
-    a range is never queued twice at once and a new build never meets an old build's ids."""
-    return f"export:{month}:build:{archive_id}:range:{seq}"
-
-
 def mirror_job_id(archive_id: int) -> str:
     if archive_id < 1:
         raise ValueError(f"archive ids start at 1, got {archive_id}")
@@ -94,12 +84,6 @@ def parse_job_id(job_id: str) -> JobRef:
         except InvalidMonth:
             return JobRef("other")
         return JobRef("export", month=month, forced=m.group(2) is not None)
-    if m := _RANGE_RE.fullmatch(job_id):
-        try:
-            month = Month.parse(m.group(1))
-        except InvalidMonth:
-            return JobRef("other")
-        return JobRef("range", month=month, archive_id=int(m.group(2)), range_seq=int(m.group(3)))
     if m := _MIRROR_RE.fullmatch(job_id):
         return JobRef("mirror", archive_id=int(m.group(1)))
     if job_id == PLANNER_CRON_NAME or job_id.startswith(PLANNER_CRON_NAME + ":"):

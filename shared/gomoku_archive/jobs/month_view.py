@@ -1,18 +1,18 @@
 """Every month's state as operators see it, decided from archive rows, a queue snapshot, the
-month locks held in PostgreSQL and the ranges of the builds under way. The dashboard (``/ops/``)
-and ``gomoku-archive jobs`` read the data (``gomoku_archive.db.month_statuses``) and hand it
-here, so both show the same states."""
+month locks held in PostgreSQL and the ranges of the builds under way (each running range's
+worker and wait, from ``archive_ranges``). The dashboard (``/ops/``) and ``gomoku-archive
+jobs`` read the data (``gomoku_archive.db.month_statuses``) and hand it here, so both show the
+same states."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
-from gomoku_archive.jobs.ids import export_month_of, parse_job_id
-from gomoku_archive.jobs.queue_view import QueuedJob, QueueSnapshot
+from gomoku_archive.jobs.ids import export_month_of
+from gomoku_archive.jobs.queue_view import QueueSnapshot
 from gomoku_archive.profile.months import Month, closed_months
 
 MonthState = Literal["missing", "queued", "building", "published", "failed"]
@@ -111,6 +111,60 @@ class RangeFacts(Protocol):
     def candidates_done(self) -> int:
         """Candidates of done ranges, and those read so far by running ones."""
 
+    @property
+    def under_way(self) -> bool:
+        """Its coordinator holds the month's lock; else nothing of the build runs."""
+
+    @property
+    def stalled(self) -> int:
+        """Running ranges whose heartbeat went stale (the next free worker takes them)."""
+
+    @property
+    def wait_median(self) -> float | None:
+        """Seconds from claimable to claimed, the median over its claimed ranges."""
+
+    @property
+    def wait_max(self) -> float | None: ...
+    @property
+    def oldest_waiting(self) -> float | None:
+        """Seconds the longest-waiting claimable range has waited so far."""
+
+
+class RunningRangeFacts(Protocol):
+    """A range a worker holds (``db.range_store.RunningRange``)."""
+
+    @property
+    def archive_id(self) -> int: ...
+    @property
+    def seq(self) -> int: ...
+    @property
+    def worker(self) -> str | None: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def planned(self) -> int: ...
+    @property
+    def candidates_done(self) -> int: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def heartbeat_at(self) -> datetime: ...
+    @property
+    def waited_seconds(self) -> float | None:
+        """From claimable to claimed."""
+
+    @property
+    def stale(self) -> bool: ...
+
+
+def shown_counts(build: RangeFacts) -> tuple[int, int]:
+    """``(running, stalled)`` as operators see them: a range whose heartbeat went stale is not
+    running, and nothing of a build whose coordinator is gone runs (its ranges wait for the
+    month's next run, which removes them)."""
+    if not build.under_way:
+        return 0, build.running
+    return build.running - build.stalled, build.stalled
+
 
 def games_per_second(build: RangeFacts, now: datetime) -> float | None:
     """Candidate games exported per second since the build started."""
@@ -125,18 +179,50 @@ def seconds_left(build: RangeFacts, now: datetime) -> float | None:
 
 
 def describe_ranges(build: RangeFacts, now: datetime) -> str:
-    """One line: ``ranges 3/10 done, 2 running, 5 queued · 4,100 games/s · 2 min left``."""
-    text = f"ranges {build.done}/{build.ranges} done, {build.running} running, "
-    text += f"{build.queued} queued"
+    """One line: ``ranges 3/10 done, 2 running, 5 queued · 4,100 games/s · 2 min left · waits
+    0.01 s median, 0.2 s longest``."""
+    running, stalled = shown_counts(build)
+    text = f"ranges {build.done}/{build.ranges} done, {running} running, {build.queued} queued"
     if build.failed:
         text += f", {build.failed} failed (retried)"
+    if not build.under_way:
+        return (
+            f"{text} · its coordinator is gone: nothing runs ({stalled} held by no one); "
+            "the month's next run removes them"
+        )
+    if stalled:
+        text += f", {stalled} stalled (taken over by the next free worker)"
     rate, left = games_per_second(build, now), seconds_left(build, now)
     if rate is not None and left is not None:
         text += f" · {rate:,.0f} games/s · about {_duration(left)} left"
+    if build.wait_median is not None and build.wait_max is not None:
+        text += f" · waits {_seconds(build.wait_median)} median, {_seconds(build.wait_max)} longest"
+    if build.oldest_waiting is not None:
+        text += f", the oldest queued {_seconds(build.oldest_waiting)} so far"
     return text
 
 
+def describe_running(held: RunningRangeFacts, now: datetime) -> str:
+    """One line per running range: ``range 7 on host:123, attempt 1, waited 0.01 s, running
+    4 s, 12,000/50,000 candidates``."""
+    text = f"range {held.seq} on {held.worker or 'an unknown worker'}, attempt {held.attempt}"
+    if held.waited_seconds is not None:
+        text += f", waited {_seconds(held.waited_seconds)}"
+    text += f", running {_duration((now - held.started_at).total_seconds())}"
+    text += f", {held.candidates_done:,}/{held.planned:,} candidates"
+    if held.stale:
+        beat = _duration((now - held.heartbeat_at).total_seconds())
+        text += f" · no heartbeat for {beat}: the next free worker takes it over"
+    return text
+
+
+def _seconds(value: float) -> str:
+    """A wait: hundredths below 10 s (a claim takes milliseconds), else a duration."""
+    return f"{value:.2f} s" if value < 10 else _duration(value)
+
+
 def _duration(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -160,6 +246,8 @@ class MonthStatus:
     lock_held: bool
     ranges: RangeFacts | None = None
     """The ranges of the month's build under way, once planned."""
+    running_ranges: tuple[RunningRangeFacts, ...] = ()
+    """Its ranges that workers hold now (none while its coordinator is gone)."""
 
 
 def month_statuses(
@@ -170,6 +258,7 @@ def month_statuses(
     queue: QueueSnapshot | None,
     locked_months: Collection[str],
     builds: Mapping[str, RangeFacts] | None = None,
+    running: Iterable[RunningRangeFacts] = (),
 ) -> list[MonthStatus]:
     """Every closed month from ``first`` (plus any month that has rows), newest first.
 
@@ -178,17 +267,21 @@ def month_statuses(
     by_month: dict[str, list[ArchiveFacts]] = {}
     for row in archives:
         by_month.setdefault(row.month, []).append(row)
-    queued, running = _export_jobs_by_month(queue)
+    queued, running_jobs = _export_jobs_by_month(queue)
+    held: dict[int, list[RunningRangeFacts]] = {}
+    for r in running:
+        held.setdefault(r.archive_id, []).append(r)
     months = {str(m) for m in closed_months(first, now)}
-    months |= set(by_month) | set(queued) | set(running)
+    months |= set(by_month) | set(queued) | set(running_jobs)
     statuses = []
     for month in sorted(months, reverse=True):
         rows = by_month.get(month, [])
         published = next((r for r in rows if r.state == "published"), None)
         last_failure = _standing_failure(rows, published)
         lock_held = month in locked_months
+        build = (builds or {}).get(month)
         state = _month_state(
-            building=month in running or lock_held,
+            building=month in running_jobs or lock_held,
             queued=month in queued,
             published=published is not None,
             failed=last_failure is not None,
@@ -201,39 +294,22 @@ def month_statuses(
                 superseded_versions=sum(r.state == "superseded" for r in rows),
                 last_failure=last_failure,
                 queued_jobs=tuple(sorted(queued.get(month, ()))),
-                running_jobs=tuple(sorted(running.get(month, ()))),
+                running_jobs=tuple(sorted(running_jobs.get(month, ()))),
                 lock_held=lock_held,
-                ranges=(builds or {}).get(month) if state == "building" else None,
+                ranges=build if state == "building" else None,
+                running_ranges=_held_ranges(build, held) if state == "building" else (),
             )
         )
     return statuses
 
 
-def live_builds(months: Iterable[MonthStatus]) -> frozenset[int]:
-    """The builds under way: a month's ``building`` row with ranges whose coordinator holds the
-    month's lock (it does from before its ranges are queued until it ends), as the watchdog
-    judges them (``worker.stale_jobs``). A month whose export arq still shows in progress with
-    its lock free is a dead coordinator's: its build is not under way."""
-    return frozenset(s.ranges.archive_id for s in months if s.ranges is not None and s.lock_held)
-
-
-def without_orphans(queue: QueueSnapshot, months: Sequence[MonthStatus]) -> QueueSnapshot:
-    """``queue`` with no range job shown as running unless its build is under way
-    (``live_builds``). arq keeps a dead worker's in-progress key for hours: a range job of a
-    build that ended, failed or died with its workers is not running, whatever that key says;
-    it shows as queued until the watchdog releases it and it ends as ``skipped``."""
-    builds = live_builds(months)
-
-    def orphan(job: QueuedJob) -> bool:
-        ref = parse_job_id(job.job_id)
-        return job.running and ref.kind == "range" and ref.archive_id not in builds
-
-    if not any(orphan(job) for job in queue.queued):
-        return queue
-    return dataclasses.replace(
-        queue,
-        queued=[dataclasses.replace(j, running=False) if orphan(j) else j for j in queue.queued],
-    )
+def _held_ranges(
+    build: RangeFacts | None, held: Mapping[int, list[RunningRangeFacts]]
+) -> tuple[RunningRangeFacts, ...]:
+    """The build's running ranges, none when its coordinator is gone (nothing of it runs)."""
+    if build is None or not build.under_way:
+        return ()
+    return tuple(held.get(build.archive_id, ()))
 
 
 def _export_jobs_by_month(

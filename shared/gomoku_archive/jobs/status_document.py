@@ -12,8 +12,10 @@ from gomoku_archive.jobs.month_view import (
     ArchiveFacts,
     MonthStatus,
     RangeFacts,
+    RunningRangeFacts,
     games_per_second,
     seconds_left,
+    shown_counts,
 )
 from gomoku_archive.jobs.queue_view import QueuedJob, QueueSnapshot, parse_health_check
 
@@ -22,20 +24,48 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
-def ranges_document(build: RangeFacts, now: datetime) -> dict[str, Any]:
+def _rounded(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def ranges_document(
+    build: RangeFacts, now: datetime, running: Sequence[RunningRangeFacts] = ()
+) -> dict[str, Any]:
     rate, left = games_per_second(build, now), seconds_left(build, now)
+    shown_running, stalled = shown_counts(build)
     return {
         "archiveId": build.archive_id,
         "startedAt": _iso(build.created_at),
+        "underWay": build.under_way,
         "ranges": build.ranges,
         "done": build.done,
-        "running": build.running,
+        "running": shown_running,
+        "stalled": stalled,
         "queued": build.queued,
         "failed": build.failed,
         "candidates": build.planned,
         "candidatesDone": build.candidates_done,
         "gamesPerSecond": None if rate is None else round(rate, 1),
         "secondsLeft": None if left is None else round(left),
+        "waits": {
+            "medianSeconds": _rounded(build.wait_median),
+            "longestSeconds": _rounded(build.wait_max),
+            "oldestQueuedSeconds": _rounded(build.oldest_waiting),
+        },
+        "runningRanges": [
+            {
+                "range": r.seq,
+                "worker": r.worker,
+                "attempt": r.attempt,
+                "waitedSeconds": _rounded(r.waited_seconds),
+                "startedAt": _iso(r.started_at),
+                "heartbeatAt": _iso(r.heartbeat_at),
+                "candidatesDone": r.candidates_done,
+                "planned": r.planned,
+                "stale": r.stale,
+            }
+            for r in running
+        ],
     }
 
 
@@ -87,7 +117,9 @@ def month_document(status: MonthStatus, now: datetime) -> dict[str, Any]:
         "queuedJobs": list(status.queued_jobs),
         "runningJobs": list(status.running_jobs),
         "lockHeld": status.lock_held,
-        "ranges": None if status.ranges is None else ranges_document(status.ranges, now),
+        "ranges": None
+        if status.ranges is None
+        else ranges_document(status.ranges, now, status.running_ranges),
     }
 
 

@@ -6,7 +6,6 @@ from arq.worker import Function
 
 from gomoku_archive.settings import Settings
 from gomoku_archive.worker.context import clock_of, settings_of
-from gomoku_archive.worker.export_jobs import BUSY_REQUEUES
 from gomoku_archive.worker.main import worker_options
 from gomoku_archive.worker.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
 from gomoku_archive.worker.timeouts import EXPORT_CEILING_SECONDS
@@ -15,12 +14,9 @@ SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
 
 
 def test_the_export_function() -> None:
+    """No arq job per range: every worker's range slot claims them from the table."""
     options = worker_options(SETTINGS)
-    [export, export_range, mirror] = options["functions"]
-    assert isinstance(export_range, Function)
-    assert export_range.name == "export_range"
-    # Only a busy worker hands it back (Retry); a failed range is retried by its coordinator.
-    assert export_range.max_tries == BUSY_REQUEUES + 1
+    [export, mirror] = options["functions"]
     assert isinstance(export, Function)
     assert export.name == "export_month"
     assert export.timeout_s == EXPORT_CEILING_SECONDS

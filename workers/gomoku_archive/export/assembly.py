@@ -12,9 +12,10 @@ part's edge (with the header and trailer) are put together here from slices. The
 span of the file is read back against its pieces, again in parallel, and the SHA-256 of the
 whole file is the one serial pass, over the stored chunks (``digest_stored_bytes``).
 
-Why the coordinator's connections and not the range jobs: a chunk's place is known only once
-every earlier part's length is, so a range job would have to wait for the slowest earlier range
-(a job slot held waiting); copied inside PostgreSQL, who sends the statement does not matter.
+Why the coordinator's connections and not the ranges' workers: a chunk's place is known only
+once every earlier part's length is, so a range's worker would have to wait for the slowest
+earlier range (a range slot held waiting); copied inside PostgreSQL, who sends the statement
+does not matter.
 
 A month of one range is a header, one deflate stream and its trailer: exactly the bytes one
 ``ArchiveStream`` gives for the same lines."""

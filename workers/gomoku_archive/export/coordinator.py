@@ -1,11 +1,12 @@
-"""A build's ranges from the plan to the last part: the coordinator exports ranges itself
-while any is left to claim, takes over ranges whose claimer stopped (their heartbeat goes stale
-and they become claimable again), waits for the ranges other processes hold, and fails the build
-when a range failed for good. Then it checks them against one snapshot of the month
-(``export.consistency``); when that snapshot's rows or plan differ, the build's ranges become
-the snapshot's plan and the ranges not kept are exported again, in a new round. Who else exports
-a round's ranges is a ``RangeSpread``: arq's range jobs (the worker) or local processes
-(``export.local_ranges``)."""
+"""A build's ranges from the plan to the last part. In a worker the coordinator only waits and
+checks: every worker's range slot (``export.range_slot``, its own process's included) claims
+the ranges straight from the table, and the coordinator looks at them a few times a second. In
+the ``export`` command it exports ranges itself while any is left to claim (taking over ranges
+whose claimer's heartbeat went stale), beside its local processes (``export.local_ranges``, a
+``RangeSpread``). Either way it fails the build when a range failed for good, then checks the
+ranges against one snapshot of the month (``export.consistency``); when that snapshot's rows
+or plan differ, the build's ranges become the snapshot's plan and the ranges not kept are
+exported again, in a new round."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from typing import Protocol
 
 from gomoku_archive.db import range_store
 from gomoku_archive.db.pool import Connection, Pool
-from gomoku_archive.db.range_store import RangeRow
+from gomoku_archive.db.range_store import RangeRow, RoundState
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
 from gomoku_archive.export import consistency, month_reads, range_run
+from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.export.replan import Replan
 from gomoku_archive.logs import get_logger
@@ -29,7 +31,8 @@ from gomoku_archive.profile.months import Month
 log = get_logger(__name__)
 
 POLL_SECONDS = 0.2
-"""How often a coordinator with nothing to claim looks at its ranges."""
+"""How often a coordinator looks at its ranges while it has none to claim (one aggregate
+statement, ``range_store.round_state``): the build's end is seen at most this late."""
 
 
 class Progress(Protocol):
@@ -43,8 +46,8 @@ class Progress(Protocol):
 
 
 class RangeSpread(Protocol):
-    """Another way for a build's ranges to be exported besides the coordinator itself: arq
-    range jobs for the worker pool, local processes (``export.local_ranges``)."""
+    """Another way for a build's ranges to be exported besides the coordinator itself: local
+    processes (``export.local_ranges``)."""
 
     def running(
         self, month: Month, archive_id: int, seqs: Sequence[int]
@@ -74,16 +77,15 @@ class RangeOptions:
     read_connections: int = month_reads.READ_CONNECTIONS
     """Source connections that read the plan's count and the consistency check at once, in
     one snapshot (``export.month_reads``)."""
-    gate: asyncio.Lock | None = None
-    """Held while this process exports a range (the worker's, shared with its range jobs): a
-    range is CPU-bound, so two at once in one process would only make each one's source
-    transaction last twice as long."""
+    range_slot: RangeSlot | None = None
+    """A worker's: while it claims, it (and every other worker's) exports the ranges, so the
+    coordinator exports none itself and only looks at them. None, or a slot stopped by a
+    shutdown: the coordinator exports ranges itself (for the rest of its grace)."""
 
 
 class Coordinator:
-    """Exports ranges itself while any is left to claim, takes over ranges whose worker
-    stopped (their heartbeat goes stale and they become claimable), and waits for the others;
-    fails the build when a range failed for good."""
+    """Waits for the build's ranges (exporting them itself unless the process has a range
+    slot), and fails the build when a range failed for good."""
 
     def __init__(
         self,
@@ -105,7 +107,7 @@ class Coordinator:
         self._month = month
         self._progress = progress
         self._worker = options.worker or range_run.claimer_name()
-        self._gate = options.gate or asyncio.Lock()
+        self._slot = options.range_slot
         self._read_connections = options.read_connections
         self._target = options.range_candidates
         self._spreads = options.spreads
@@ -196,54 +198,52 @@ class Coordinator:
 
     async def _all_done(self) -> list[RangeRow]:
         while True:
-            if await self._export_one():
+            slot_claims = self._slot is not None and self._slot.claiming
+            if not slot_claims and await self._export_one():
                 await self._look()
                 continue
-            ranges = await self._look()
-            if all(r.state == "done" for r in ranges):
-                return ranges
+            if (await self._look()).open == 0:
+                return await range_store.ranges_of(self._conn, self._archive_id)
             await asyncio.sleep(POLL_SECONDS)
 
     async def _export_one(self) -> bool:
         """Claim a range and export it; False when there was none to claim."""
-        async with self._gate:
-            claim = await range_store.claim_range(
-                self._conn,
-                self._archive_id,
-                None,
-                worker=self._worker,
-                max_attempts=range_run.MAX_ATTEMPTS,
-                stale_seconds=range_run.STALE_SECONDS,
-            )
-            if claim is None:
-                return False
-            await range_run.run_range(
-                self._pool,
-                self._source_pool,
-                claim,
-                table=self._table,
-                on_progress=self._advance if self._progress else None,
-                conn=self._conn,
-            )
-            return True
+        claim = await range_store.claim_range(
+            self._conn,
+            self._archive_id,
+            None,
+            worker=self._worker,
+            max_attempts=range_store.MAX_ATTEMPTS,
+            stale_seconds=range_store.STALE_SECONDS,
+        )
+        if claim is None:
+            return False
+        await range_run.run_range(
+            self._pool,
+            self._source_pool,
+            claim,
+            table=self._table,
+            on_progress=self._advance if self._progress else None,
+            conn=self._conn,
+        )
+        return True
 
-    async def _look(self) -> list[RangeRow]:
-        ranges = await range_store.ranges_of(self._conn, self._archive_id)
-        for r in ranges:
-            if r.state != "failed":
-                continue
+    async def _look(self) -> RoundState:
+        state = await range_store.round_state(self._conn, self._archive_id)
+        for r in state.failed:
             if not r.retryable:
                 raise ExportFailed(f"{self._month}: range {r.seq} failed: {r.error}")
-            if r.attempt >= range_run.MAX_ATTEMPTS:
+            if r.attempt >= range_store.MAX_ATTEMPTS:
                 raise RangeRetriesExhausted(
                     f"{self._month}: range {r.seq} failed {r.attempt} times: {r.error}"
                 )
         if self._progress is not None:
-            self._done_candidates = sum(r.candidates_done for r in ranges if r.state == "done")
-            self._done_games = sum(r.games for r in ranges if r.state == "done")
-            running = sum(r.candidates_done for r in ranges if r.state == "running")
-            self._progress.advance(self._done_candidates + running, self._done_games)
-        return ranges
+            self._done_candidates = state.candidates_done
+            self._done_games = state.games_done
+            self._progress.advance(
+                self._done_candidates + state.candidates_running, self._done_games
+            )
+        return state
 
     def _advance(self, candidates: int, games: int) -> None:
         assert self._progress is not None

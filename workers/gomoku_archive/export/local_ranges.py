@@ -1,6 +1,7 @@
 """Local processes that export a month's ranges beside its coordinator (``EXPORT_PROCESSES``):
 the ``export`` command's way to use more cores, and a worker's for the months it coordinates.
-They claim ranges exactly as arq's range jobs do, so the bytes are the same whoever runs what.
+They claim the build's ranges as the workers' range slots claim any build's, so the bytes are the
+same whoever runs what.
 
 The processes belong to one build: spawned for it (a fresh interpreter: nothing of the event
 loop, its threads or sockets), ignoring Ctrl-C (the coordinator decides), ending when no range
@@ -117,8 +118,8 @@ async def _claim_until_none(dsn: str, source_dsn: str, table: str, archive_id: i
                     archive_id,
                     None,
                     worker=worker,
-                    max_attempts=range_run.MAX_ATTEMPTS,
-                    stale_seconds=range_run.STALE_SECONDS,
+                    max_attempts=range_store.MAX_ATTEMPTS,
+                    stale_seconds=range_store.STALE_SECONDS,
                 )
             if claim is None:
                 return

@@ -1,11 +1,12 @@
 """The month export, used by both the worker and the CLI: under the month's lock it removes
 leftovers, plans the month's ranges from per-minute counts (``export.ranges``), has them
-exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
-processes; one range is ``export.range_run``) until they are the rows and the plan of one
-snapshot of the month (``export.consistency``), assembles the parts into one gzip member in
-256 KiB chunks (``export.assembly``), and publishes in one transaction, statistics included;
-every failure is recorded on the month. Memory stays flat: rows arrive through a server-side
-cursor, a range's part is written as it is compressed, and the statistics are counts."""
+exported by any process (``export.coordinator``: every worker's range slot, or the command
+itself and its local processes; one range is ``export.range_run``) until they are the rows
+and the plan of one snapshot of the month (``export.consistency``), assembles the parts into
+one gzip member in 256 KiB chunks (``export.assembly``), and publishes in one transaction,
+statistics included; every failure is recorded on the month. Memory stays flat: rows arrive
+through a server-side cursor, a range's part is written as it is compressed, and the
+statistics are counts."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""One range of a month, exported by whichever process claimed it (the month's coordinator, an
-arq worker's range job, or a local process of the ``export`` command): read the range's rows
+"""One range of a month, exported by whichever process claimed it (a worker's range slot, the
+``export`` command's coordinator, or one of its local processes): read the range's rows
 in one short transaction on the source, classify and format them with the month's step
 (``Tally.take``), compress them as a raw deflate part of their own (``PartCompressor``), and
 store the part and its tally under the claim's attempt.
 
 While it works the claimer refreshes the range's heartbeat; a range whose heartbeat stops (a
-worker SIGKILLed, a machine gone) is claimed again by another process, which writes its part
+worker SIGKILLed, a machine gone) for ``range_store.STALE_SECONDS`` is claimed again by another
+process, which writes its part
 under a new attempt. The same rows give the same part, whoever computes it."""
 
 from __future__ import annotations
@@ -31,10 +32,6 @@ from gomoku_archive.storage.chunks import PieceWriter
 
 log = get_logger(__name__)
 
-MAX_ATTEMPTS = 3
-"""Tries of one range before its month's build fails (a lost connection, a killed worker)."""
-STALE_SECONDS = 15.0
-"""A running range whose heartbeat is this old is taken over by another process."""
 HEARTBEAT_SECONDS = 2.0
 """How often a claimer refreshes its range's heartbeat and progress."""
 _BLOCK_CHARS = 256 * 1024
@@ -75,6 +72,8 @@ class RangeOutcome:
             "archive_id": c.archive_id,
             "range": c.seq,
             "attempt": c.attempt,
+            "waited_s": round(c.waited_seconds, 3),
+            "planned": c.planned,
             "outcome": self.outcome,
             "candidates": self.candidates,
             "games": self.games,

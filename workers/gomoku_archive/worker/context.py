@@ -3,7 +3,6 @@ one place that knows the keys."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -11,6 +10,7 @@ from typing import Any, cast
 from arq.connections import ArqRedis
 
 from gomoku_archive.db.pool import Pool
+from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 
@@ -22,7 +22,7 @@ CLOCK = "gomoku_clock"
 WORKER = "gomoku_worker"
 POOL = "gomoku_pool"
 SOURCE_POOL = "gomoku_source_pool"
-RANGE_GATE = "gomoku_range_gate"
+RANGE_SLOT = "gomoku_range_slot"
 MIRROR = "gomoku_mirror"
 
 
@@ -31,9 +31,9 @@ def utc_now() -> datetime:
 
 
 def new_context(settings: Settings, *, clock: Clock, worker: str) -> dict[str, Any]:
-    """The ctx a worker starts with; ``on_startup`` adds the database pool."""
-    # One lock for the process: arq hands each job a copy of this dict, not the dict itself.
-    return {SETTINGS: settings, CLOCK: clock, WORKER: worker, RANGE_GATE: asyncio.Lock()}
+    """The ctx a worker starts with; ``on_startup`` adds the database pools and the range
+    slot."""
+    return {SETTINGS: settings, CLOCK: clock, WORKER: worker}
 
 
 def settings_of(ctx: dict[str, Any]) -> Settings:
@@ -57,10 +57,10 @@ def source_pool_of(ctx: dict[str, Any]) -> Pool:
     return cast(Pool, ctx.get(SOURCE_POOL) or ctx[POOL])
 
 
-def range_gate_of(ctx: dict[str, Any]) -> asyncio.Lock:
-    """Held while this worker exports a range: one at a time per process (ranges are
-    CPU-bound; two at once would only stretch each one's source transaction)."""
-    return cast(asyncio.Lock, ctx[RANGE_GATE])
+def range_slot_of(ctx: dict[str, Any]) -> RangeSlot | None:
+    """The worker's range slot (``export.range_slot``), None before it starts (or for a job
+    run outside a worker)."""
+    return cast("RangeSlot | None", ctx.get(RANGE_SLOT))
 
 
 def mirror_of(ctx: dict[str, Any]) -> ArchiveMirror | None:

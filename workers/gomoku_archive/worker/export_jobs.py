@@ -1,25 +1,19 @@
-"""The worker's export jobs, ``export_month`` (a month's build: its coordinator) and
-``export_range`` (one range of a build, on any worker). Thin: parse the arguments, call the export
-(``gomoku_archive.export``), map errors to arq's outcomes, and log one ``export_job`` or
-``export_range`` line per run. docs/operators/running.md ("Outcomes, retries, timeouts") says
+"""The worker's export job, ``export_month`` (a month's build: its coordinator; the ranges are
+claimed by every worker's range slot, ``export.range_slot``, not by arq jobs). Thin: parse the
+arguments, call the export (``gomoku_archive.export``), map errors to arq's outcomes, and log one
+``export_job`` line per run. docs/operators/running.md ("Outcomes, retries, timeouts") says
 what each outcome means; the export itself records every failure of its run on the month, and
 this module only a forced rebuild that never got the month's lock."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from arq import Retry
-from arq.connections import ArqRedis
 
-from gomoku_archive.db import archive_store, locks, range_store
-from gomoku_archive.db.pool import Connection
 from gomoku_archive.errors import (
     ExportFailed,
     ExportLocked,
@@ -28,7 +22,6 @@ from gomoku_archive.errors import (
     InvalidRebuildReason,
 )
 from gomoku_archive.export import month as month_export
-from gomoku_archive.export import range_run
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
@@ -36,15 +29,11 @@ from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.rebuild_reason import rebuild_reason
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
-from gomoku_archive.queue.connection import REDIS_ERRORS
-from gomoku_archive.queue.enqueue import dequeue_ranges, enqueue_ranges
-from gomoku_archive.queue.worker_keys import live_workers
 from gomoku_archive.worker import running_record
 from gomoku_archive.worker.context import (
     clock_of,
     pool_of,
-    range_gate_of,
-    redis_of,
+    range_slot_of,
     settings_of,
     source_pool_of,
     worker_of,
@@ -78,8 +67,8 @@ async def export_month(
     reason: str | None = None,
 ) -> dict[str, Any]:
     """Build and publish ``month`` (``YYYY-MM``) under its export lock, within a time limit set
-    from the month's size: plan its ranges, queue a range job for each (any worker runs them),
-    export ranges here too, assemble and publish. Returns the job's summary (kept by arq as its
+    from the month's size: plan its ranges (every worker's range slot claims them, this one's
+    included), wait for them, assemble and publish. Returns the job's summary (kept by arq as its
     result). ``range_candidates`` overrides K (tests; it changes the bytes of big months).
     ``reason``: why a forced rebuild was asked, kept with its build (``rebuild_reason`` in the
     job's line)."""
@@ -124,164 +113,6 @@ async def export_month(
         if result.outcome == "skipped":
             extra["reason"] = "already published; a forced rebuild redoes it"
         return job.finish(result.outcome, **extra)
-
-
-@dataclass(frozen=True, slots=True)
-class _RangeJobs:
-    """A build's ranges as arq jobs, for the other workers of the pool to take: queued only when
-    another worker is alive (its heartbeat in Redis), since this worker's own job slots could
-    only hand them back (it exports one range at a time, and its coordinator takes every range
-    nobody took), and a queue of such jobs would keep its free slot busy handing them back one
-    poll at a time while a mirror job or another month waits behind. One job per range of a
-    round (the whole plan, then the ranges a consistency check had exported again: numbers the
-    build never used before, so never an id with a kept result); the round's jobs that still
-    wait when its ranges are all done are taken off the queue."""
-
-    ctx: dict[str, Any]
-
-    @contextlib.asynccontextmanager
-    async def running(
-        self, month: Month, archive_id: int, seqs: Sequence[int]
-    ) -> AsyncIterator[None]:
-        redis = redis_of(self.ctx)
-        queued = False
-        try:
-            others = await live_workers(redis) - {worker_of(self.ctx)}
-            if not others:
-                log.info(
-                    "export_ranges_not_enqueued",
-                    archive_id=archive_id,
-                    reason="no other worker is alive; this one's coordinator exports them",
-                )
-            else:
-                added = await enqueue_ranges(redis, month, archive_id, seqs)
-                queued = True
-                log.info(
-                    "export_ranges_enqueued",
-                    archive_id=archive_id,
-                    ranges=added,
-                    first_range=seqs[0],
-                    other_workers=len(others),
-                )
-        except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
-            log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
-        yield
-        if queued:
-            await _dequeue_waiting(redis, month, archive_id, seqs)
-
-
-async def _dequeue_waiting(
-    redis: ArqRedis, month: Month, archive_id: int, seqs: Sequence[int]
-) -> None:
-    """Best effort: a job left in the queue only answers ``skipped`` when it runs."""
-    try:
-        removed = await dequeue_ranges(redis, month, archive_id, seqs)
-    except REDIS_ERRORS as exc:
-        log.warning("export_ranges_not_dequeued", archive_id=archive_id, error=str(exc))
-        return
-    if removed:
-        log.info(
-            "export_ranges_dequeued",
-            archive_id=archive_id,
-            ranges=removed,
-            reason="their ranges are done or replaced",
-        )
-
-
-async def export_range(
-    ctx: dict[str, Any], month: str, archive_id: int, seq: int
-) -> dict[str, Any]:
-    """Export range ``seq`` of the build ``archive_id`` of ``month`` when it is still to do
-    (queued, failed with tries left, or held by a worker whose heartbeat stopped); ``skipped``
-    at once otherwise. While this process exports a range already (its range gate is held: by
-    its own coordinator, or by its other range job) the job goes back to the queue at once
-    (``Retry``, ``BUSY_REQUEUE_SECONDS`` later) for another worker, at most ``BUSY_REQUEUES``
-    times (logged at info the first time only), then skips: a job slot never waits, and a
-    busy worker's free slot never swallows the jobs other workers could run (the build's
-    coordinator claims every range nobody took). A range job of a build no longer under way
-    (ended, or its coordinator gone with the month's lock) skips first of all. A failure is
-    recorded on the range, where the build's coordinator sees it and tries again (here or
-    elsewhere); the job itself never retries."""
-    job_id = str(ctx.get("job_id", ""))
-    started = time.monotonic()
-    with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
-        pool = pool_of(ctx)
-        async with pool.acquire() as conn:
-            under_way = await _build_under_way(conn, Month.parse(month), archive_id)
-        if not under_way:  # before the gate: such a job never waits for a busy worker
-            return _range_skipped(month, archive_id, seq, started, _BUILD_GONE)
-        gate = range_gate_of(ctx)
-        if gate.locked():
-            attempt = int(ctx.get("job_try", 1))
-            if attempt <= BUSY_REQUEUES:
-                getattr(log, requeue_log_level(attempt))(
-                    "export_range_requeued",
-                    archive_id=archive_id,
-                    range=seq,
-                    reason=_BUSY,
-                    retry_in_s=BUSY_REQUEUE_SECONDS,
-                    requeues_left=BUSY_REQUEUES - attempt,
-                )
-                raise Retry(defer=BUSY_REQUEUE_SECONDS)
-            return _range_skipped(month, archive_id, seq, started, _BUSY)
-        async with gate:  # free (checked just above, with no await since): taken at once
-            async with pool.acquire() as conn:
-                claim = await range_store.claim_range(
-                    conn,
-                    archive_id,
-                    seq,
-                    worker=worker_of(ctx),
-                    max_attempts=range_run.MAX_ATTEMPTS,
-                    stale_seconds=range_run.STALE_SECONDS,
-                )
-            if claim is not None:
-                table = settings_of(ctx).games_table
-                outcome = await range_run.run_range(pool, source_pool_of(ctx), claim, table=table)
-                return outcome.summary()
-        return _range_skipped(month, archive_id, seq, started, _NOT_CLAIMABLE)
-
-
-BUSY_REQUEUES = 30
-"""How often a range job goes back to the queue from busy workers before it skips."""
-BUSY_REQUEUE_SECONDS = 1.0
-"""When it is due again: after the next poll of every other worker (arq polls twice a second)."""
-_BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
-
-
-def requeue_log_level(attempt: int) -> str:
-    """``info`` for a range job's first requeue, which says what it waits for; ``debug`` for
-    the others: a table locked for a minute once gave 180 info lines, 3 a second, that said
-    nothing new. The job's end (a run, or ``skipped`` once its requeues are used up) is one
-    ``export_range`` line at info."""
-    return "info" if attempt <= 1 else "debug"
-
-
-_NOT_CLAIMABLE = "done, taken by another worker, replaced by a new plan, or its build ended"
-_BUILD_GONE = "its build is no longer under way (ended, or its coordinator is gone)"
-
-
-async def _build_under_way(conn: Connection, month: Month, archive_id: int) -> bool:
-    """The build's row is still ``building`` and its coordinator holds the month's lock, as it
-    does from before it queues its ranges until it ends; otherwise the build ended or died
-    (a worker pool that crashed) and its ranges are no use to anyone (``worker.stale_jobs``)."""
-    if not await locks.month_lock_held(conn, month):
-        return False
-    return bool(await archive_store.still_building(conn, [archive_id]))
-
-
-def _range_skipped(
-    month: str, archive_id: int, seq: int, started: float, reason: str
-) -> dict[str, Any]:
-    summary: dict[str, Any] = {
-        "month": month,
-        "archive_id": archive_id,
-        "range": seq,
-        "outcome": "skipped",
-        "reason": reason,
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    log.info("export_range", **summary)
-    return summary
 
 
 def _exportable(
@@ -330,7 +161,6 @@ async def _export_within_limit(
                 ranges=RangeOptions(
                     source_pool=source_pool_of(ctx),
                     spreads=(
-                        _RangeJobs(ctx),
                         LocalProcesses(
                             dsn=settings.database_url,
                             source_dsn=settings.source_url,
@@ -340,7 +170,9 @@ async def _export_within_limit(
                     ),
                     range_candidates=range_candidates or RANGE_CANDIDATES,
                     worker=worker_of(ctx),
-                    gate=range_gate_of(ctx),
+                    # With a range slot in this process the coordinator only waits and checks;
+                    # a job run outside a worker (no slot) exports its ranges itself.
+                    range_slot=range_slot_of(ctx),
                 ),
             )
     finally:  # the job's log line says what the month was found to hold, whatever the end

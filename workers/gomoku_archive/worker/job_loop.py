@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from signal import Signals
 from typing import Any
 
 from arq.worker import Worker
@@ -22,6 +23,7 @@ from arq.worker import Worker
 from gomoku_archive.jobs.liveness import LoopBeat
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.connection import REDIS_ERRORS
+from gomoku_archive.worker.context import range_slot_of
 
 log = get_logger(__name__)
 
@@ -128,12 +130,32 @@ class JobTasks(dict[str, "asyncio.Task[Any]"]):
 class ArchiveWorker(Worker):
     """arq's worker whose job loop outlives a Redis outage: a turn that cannot reach Redis is
     noted (logged once per outage) and the loop goes on asking; each turn, answered or not,
-    beats the heartbeat file."""
+    beats the heartbeat file. A signal that stops the jobs stops the range slot's claims too,
+    and the wait for running jobs waits for its range (``export.range_slot``)."""
 
     def __init__(self, *, heartbeat: LoopHeartbeat, **options: Any) -> None:
         super().__init__(**options)
         self.heartbeat = heartbeat
         self.job_tasks = JobTasks()
+
+    def handle_sig_wait_for_completion(self, signum: Signals) -> None:
+        self._stop_range_slot()
+        super().handle_sig_wait_for_completion(signum)
+
+    def handle_sig(self, signum: Signals) -> None:
+        self._stop_range_slot()
+        super().handle_sig(signum)
+
+    def _stop_range_slot(self) -> None:
+        slot = range_slot_of(self.ctx)
+        if slot is not None:
+            slot.stop_claiming(self._job_completion_wait)
+
+    async def _sleep_until_tasks_complete(self) -> None:
+        await super()._sleep_until_tasks_complete()
+        slot = range_slot_of(self.ctx)
+        if slot is not None:
+            await slot.wait_idle()
 
     async def _poll_iteration(self) -> None:
         # arq's turn: pick queued jobs, reap finished ones, write its health record. A Redis

@@ -2,14 +2,17 @@
 
 - functions: ``export_month`` (a month's build and its coordinator; arq timeout = the export
   ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
-  operators), ``export_range`` (one range of a build, for any worker) and ``mirror_archive``;
+  operators) and ``mirror_archive``;
+- beside arq's job slots, one range slot (``export.range_slot``): ranges of any build, claimed
+  from the table, one at a time, woken by the ranges' notifications (``db.range_notices``);
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
   set, ``scrub_mirror`` every Sunday at 03:30 UTC, ``check_mirror`` every
   ``MIRROR_CHECK_SECONDS`` and ``check_mirror_content`` every ``MIRROR_CONTENT_CHECK_SECONDS``,
   never in the same second (``jobs.schedules``);
 - JSON job serialisation (``gomoku_archive.queue.connection``), a health-check record every 30 s;
-- SIGTERM/SIGINT: no new jobs; running ones get ``grace_seconds`` to finish, then are cancelled
-  (the export drops its unfinished row) and stay queued for the next worker.
+- SIGTERM/SIGINT: no new jobs and no new range; running ones get ``grace_seconds`` to finish,
+  then are cancelled (the export drops its unfinished row and stays queued for the next
+  worker; a range is recorded failed, to try again, and another worker's slot takes it).
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from arq.cron import cron
 from arq.worker import func
 
 from gomoku_archive.db.pool import create_pool
+from gomoku_archive.db.range_notices import RangeNotices
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.range_run import claimer_name
+from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
     CHECK_CRON_NAME,
@@ -32,7 +37,6 @@ from gomoku_archive.jobs.ids import (
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
     PLANNER_CRON_NAME,
-    RANGE_FUNCTION,
     SCRUB_CRON_NAME,
 )
 from gomoku_archive.jobs.schedules import check_schedule, content_schedule
@@ -45,7 +49,7 @@ from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
 from gomoku_archive.worker.arq_lines import trim_arq_lines
 from gomoku_archive.worker.context import Clock, utc_now
-from gomoku_archive.worker.export_jobs import BUSY_REQUEUES, export_month, export_range
+from gomoku_archive.worker.export_jobs import export_month
 from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
 from gomoku_archive.worker.mirror_jobs import (
     MIRROR_TIMEOUT_SECONDS,
@@ -71,14 +75,11 @@ RESULT_KEEP_SECONDS = 24 * 3600
 """Finished export results stay visible in ``/ops/`` for a day (the planner replaces the result
 of a month that is still unpublished, so a kept failure never blocks a new try)."""
 HEALTH_CHECK_SECONDS = 30
-RANGE_TIMEOUT_SECONDS = 900
-"""arq's timeout for one range job. A range of K candidates takes seconds (under a minute even
-at the export timeout's deliberately low 2,000 games/s); one that runs 15 minutes is stuck. The
-range of a worker that died is taken over within ``range_run.STALE_SECONDS`` whatever arq does:
-the job itself only shows as running until arq gives up on it."""
 MAX_JOBS = 2
-"""Per process: an export and the planner, or two exports. Exports are CPU-bound Python, so more
-throughput comes from more worker processes, which also spreads months over machines."""
+"""arq's job slots per process: an export's coordinator and the planner, a mirror job, or two
+coordinators. The ranges, the CPU-bound part, run in the process's one range slot beside them,
+so more throughput comes from more worker processes, which also spreads months over
+machines."""
 DEFAULT_GRACE_SECONDS = 25
 """Below Kubernetes' default 30 s termination grace period, so arq cancels cleanly first."""
 DEFAULT_STALE_AFTER_SECONDS = 30.0
@@ -86,6 +87,7 @@ DEFAULT_STALE_AFTER_SECONDS = 30.0
 _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
 _STALE_AFTER = "gomoku_stale_after"
+_GRACE = "gomoku_grace"
 _S3_STORE = "gomoku_s3_store"
 
 
@@ -112,6 +114,7 @@ def worker_options(
     ctx = context.new_context(settings, clock=clock, worker=worker_name())
     ctx[_STARTED] = datetime.now(UTC)
     ctx[_STALE_AFTER] = stale_after_seconds
+    ctx[_GRACE] = grace_seconds
     cron_jobs = [
         cron(
             plan_months,
@@ -174,13 +177,6 @@ def worker_options(
                 max_tries=MAX_TRIES,
                 keep_result=RESULT_KEEP_SECONDS,
             ),
-            func(
-                export_range,
-                name=RANGE_FUNCTION,
-                timeout=RANGE_TIMEOUT_SECONDS,
-                max_tries=BUSY_REQUEUES + 1,  # requeued from busy workers, never retried
-                keep_result=RESULT_KEEP_SECONDS,
-            ),
             # Registered with or without S3: a job queued by a process that has a bucket must
             # not fail as "function not found" here (it answers "skipped" instead).
             func(
@@ -210,15 +206,16 @@ def worker_options(
 
 async def _startup(ctx: dict[str, Any]) -> None:
     settings = context.settings_of(ctx)
-    # Two connections per running export (the lock holder, which also writes, and the snapshot
-    # reader), plus the planner's and the watchdog's; the month's count and check read on up to
-    # READ_CONNECTIONS at once (and on fewer when the pool has no more to give).
+    # One connection per running coordinator (the month's lock holder), two for the range slot
+    # (its claims, heartbeats and part; its source reads), the planner's and the watchdog's; the
+    # month's count and check read on up to READ_CONNECTIONS at once (and on fewer when the pool
+    # has no more to give). The pool opens them only as they are used.
     readers = month_reads.READ_CONNECTIONS - 1
     ctx[context.POOL] = await create_pool(
-        settings.database_url, min_size=1, max_size=2 * MAX_JOBS + 2 + readers
+        settings.database_url, min_size=1, max_size=MAX_JOBS + 2 + 2 + readers
     )
     if settings.source_url != settings.database_url:
-        # One reader per running range; the archive's pool keeps the writes and claims.
+        # The range slot's reader; the archive's pool keeps the writes and claims.
         ctx[context.SOURCE_POOL] = await create_pool(
             settings.source_url, min_size=1, max_size=MAX_JOBS + 1 + readers
         )
@@ -236,10 +233,25 @@ async def _startup(ctx: dict[str, Any]) -> None:
         interval_seconds=min(10.0, max(stale_after / 3, 0.5)),
     )
     ctx[_WATCHDOG] = asyncio.create_task(watchdog.run(), name="gomoku-watchdog")
+    notices = RangeNotices(settings.database_url)
+    await notices.start()
+    slot = RangeSlot(
+        context.pool_of(ctx),
+        context.source_pool_of(ctx),
+        notices,
+        table=settings.games_table,
+        worker=context.worker_of(ctx),
+    )
+    slot.start()
+    ctx[context.RANGE_SLOT] = slot
     log.info("worker_started", worker=context.worker_of(ctx), stale_after_s=stale_after)
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
+    slot: RangeSlot | None = ctx.pop(context.RANGE_SLOT, None)
+    if slot is not None:  # its grace runs from the signal (``job_loop.ArchiveWorker``)
+        await slot.close(float(ctx.get(_GRACE, DEFAULT_GRACE_SECONDS)))
+        await slot.notices.close()
     task: asyncio.Task[None] | None = ctx.pop(_WATCHDOG, None)
     if task is not None:
         task.cancel()

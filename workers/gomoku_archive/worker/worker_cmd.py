@@ -27,16 +27,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=int,
         default=25,
         metavar="SECONDS",
-        help="on SIGTERM, how long a running export may go on before it is cancelled "
-        "(default 25; keep it below the supervisor's kill timeout)",
+        help="on SIGTERM, how long a running export and a running range may go on before they "
+        "are cancelled (default 25; keep it below the supervisor's kill timeout)",
     )
     p.add_argument(
         "--stale-after",
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="release an export job whose worker died, or a range job whose build is no "
-        "longer under way, after this long (default 30)",
+        help="release an export job whose worker died after this long (default 30)",
     )
     p.add_argument("--burst", action="store_true", help="plan, run what is queued, then exit")
     p.add_argument(

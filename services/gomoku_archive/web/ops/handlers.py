@@ -18,7 +18,7 @@ from gomoku_archive.errors import (
     InvalidRebuildReason,
     RedisUnavailable,
 )
-from gomoku_archive.jobs.month_view import MonthStatus, without_orphans
+from gomoku_archive.jobs.month_view import MonthStatus
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import QueueSnapshot
 from gomoku_archive.jobs.rebuild_reason import MAX_REASON_CHARS, rebuild_reason
@@ -217,8 +217,6 @@ async def _gather(request: web.Request) -> Dashboard:
     now = datetime.now(UTC)
     queue, redis_error = await _read_queue(state)
     months, database_error = await _read_months(request, state, now, queue)
-    if queue is not None and database_error is None:
-        queue = without_orphans(queue, months)
     return Dashboard(
         now=now,
         first_month=state.settings.export_first_month,

@@ -11,7 +11,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from gomoku_archive.errors import InvalidMonth
-from gomoku_archive.jobs.month_view import ArchiveFacts, MonthStatus, describe_ranges
+from gomoku_archive.jobs.month_view import (
+    ArchiveFacts,
+    MonthStatus,
+    describe_ranges,
+    describe_running,
+)
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import (
     JobOutcome,
@@ -61,7 +66,10 @@ class MonthRow:
     build_seconds: float | None
     mirror: MirrorNote | None = None
     ranges: str | None = None
-    """The build under way: its ranges done, running, queued and failed, rate, time left."""
+    """The build under way: its ranges done, running, queued and failed, rate, time left,
+    waits."""
+    running_ranges: tuple[str, ...] = ()
+    """Each range a worker holds: which worker, how long it waited, how far it is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +118,8 @@ def _month_row(status: MonthStatus, data: Dashboard) -> MonthRow:
     if pub is not None and data.settings is not None:
         note = mirror_note(pub, data.settings, data.now)
     ranges = None if status.ranges is None else describe_ranges(status.ranges, data.now)
-    return MonthRow(status, _rebuildable(status.month, data), build, note, ranges)
+    held = tuple(describe_running(r, data.now) for r in status.running_ranges)
+    return MonthRow(status, _rebuildable(status.month, data), build, note, ranges, held)
 
 
 def mirror_note(row: ArchiveFacts, settings: Settings, now: datetime) -> MirrorNote | None:
