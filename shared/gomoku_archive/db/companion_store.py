@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gomoku_archive.db.archive_store import ARCHIVES_CHANNEL
+from gomoku_archive.db.archive_store import (
+    ARCHIVES_CHANNEL,
+    ROW_COLUMNS,
+    ArchiveRow,
+    archive_row,
+)
 from gomoku_archive.db.pool import Connection
 from gomoku_archive.db.range_store import RangeClaim
 
@@ -172,13 +177,33 @@ def _count(status: str) -> int:
 # --- what the manifest and the planner read ---------------------------------------------------
 
 
-async def archives_without_companion(conn: Connection) -> list[tuple[int, str]]:
-    """Published archives with a file and no served companion: ``(archive id, month)``,
-    oldest month first (what ``build_companion`` jobs are planned for)."""
+_WITHOUT_COMPANION = (
+    "a.state = 'published' AND a.companion_of IS NULL AND a.file_name IS NOT NULL "
+    f"AND NOT EXISTS (SELECT 1 FROM archives c WHERE c.companion_of = a.id AND {_SERVED})"
+)
+
+
+async def archives_without_companion(conn: Connection) -> list[int]:
+    """Published archives with a file and no served companion, oldest month first (what
+    ``build_companion`` jobs are planned for)."""
     rows = await conn.fetch(
-        "SELECT a.id, a.month FROM archives a WHERE a.state = 'published' "
-        "AND a.companion_of IS NULL AND a.file_name IS NOT NULL AND NOT EXISTS "
-        "(SELECT 1 FROM archives c WHERE c.companion_of = a.id AND "
-        f"{_SERVED}) ORDER BY a.month, a.id"
+        f"SELECT a.id FROM archives a WHERE {_WITHOUT_COMPANION} ORDER BY a.month, a.id"
     )
-    return [(r["id"], r["month"]) for r in rows]
+    return [r["id"] for r in rows]
+
+
+async def archive_without_companion(conn: Connection, archive_id: int) -> ArchiveRow | None:
+    """The archive, if it is published with a file and has no served companion."""
+    columns = ", ".join(f"a.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    row = await conn.fetchrow(
+        f"SELECT {columns} FROM archives a WHERE a.id = $1 AND {_WITHOUT_COMPANION}", archive_id
+    )
+    return None if row is None else archive_row(row)
+
+
+async def served_companion_id(conn: Connection, archive_id: int) -> int | None:
+    """The id of the archive's served companion, if it has one."""
+    found: int | None = await conn.fetchval(
+        f"SELECT c.id FROM archives c WHERE c.companion_of = $1 AND {_SERVED}", archive_id
+    )
+    return found

@@ -16,7 +16,7 @@ SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
 
 def test_the_export_function() -> None:
     options = worker_options(SETTINGS)
-    [export, export_range, mirror] = options["functions"]
+    [export, export_range, mirror, companion] = options["functions"]
     assert isinstance(export_range, Function)
     assert export_range.name == "export_range"
     # Only a busy worker hands it back (Retry); a failed range is retried by its coordinator.
@@ -29,6 +29,10 @@ def test_the_export_function() -> None:
     assert isinstance(mirror, Function)
     assert mirror.name == "mirror_archive"
     assert mirror.max_tries == MIRROR_MAX_TRIES
+    # The planner queues an archive without a companion again; a failure is kept as the result.
+    assert isinstance(companion, Function)
+    assert companion.name == "build_companion"
+    assert companion.max_tries == 1
 
 
 def test_the_weekly_scrub_runs_only_with_a_bucket() -> None:

@@ -31,6 +31,7 @@ from gomoku_archive.queue.connection import REDIS_ERRORS
 from gomoku_archive.queue.enqueue import enqueue_ranges
 from gomoku_archive.queue.worker_keys import live_workers
 from gomoku_archive.worker import running_record
+from gomoku_archive.worker.companion_jobs import after_publish
 from gomoku_archive.worker.context import (
     clock_of,
     pool_of,
@@ -98,6 +99,7 @@ async def export_month(
             raise
         if result.outcome != "skipped":
             await queue_mirror(ctx, result.archive)
+            await after_publish(ctx, result.archive)
         summary = result.summary()
         extra: dict[str, Any] = {
             k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")
