@@ -142,7 +142,9 @@ def test_companion_names() -> None:
     name = companion_file_name(Month(2026, 8), SHA)
     assert name == "gomoku-party-2026-08-0123456789abcdef.parquet"
     assert is_companion_name(name)
-    assert not is_archive_name(name) and not is_companion_name(archive_file_name(Month(2026, 8), SHA))
+    assert not is_archive_name(name) and not is_companion_name(
+        archive_file_name(Month(2026, 8), SHA)
+    )
     with pytest.raises(ValueError, match="SHA-256"):
         companion_file_name(Month(2026, 8), "ABC")
 

@@ -20,11 +20,11 @@ from typing import BinaryIO
 
 from aiohttp import hdrs, web
 
+from gomoku_archive.companion.names import is_companion_name
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.http.conditions import Representation, strong_etag
-from gomoku_archive.companion.names import is_companion_name
 from gomoku_archive.http.headers import (
     CHECKSUM_CONTENT_TYPE,
     IMMUTABLE_CACHE_CONTROL,

@@ -1,0 +1,231 @@
+"""The Parquet companion against a real PostgreSQL: a month's build publishes it beside its
+archive with the same games; its bytes are the golden digest's whatever K, the ranges or the
+processes; the backfill from the stored archive gives the same bytes; it follows its archive
+through unchanged, new and restored rebuilds; and a companion that fails never holds its archive
+back."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from gomoku_archive.catalog.manifest import build_manifest
+from gomoku_archive.cli.games_cmd import write_games
+from gomoku_archive.companion.names import companion_file_name
+from gomoku_archive.db import archive_store, companion_store, source
+from gomoku_archive.db.pool import Pool
+from gomoku_archive.demo.examples import EXAMPLE_MONTH, example_records
+from gomoku_archive.export.companion import build
+from gomoku_archive.export.companion.backfill import companion_for_archive
+from gomoku_archive.export.companion.file_writer import CREATED_BY, ParquetStream
+from gomoku_archive.export.coordinator import RangeOptions
+from gomoku_archive.export.local_ranges import LocalProcesses
+from gomoku_archive.export.month import export_month
+from gomoku_archive.profile.writer import GameRecord
+from gomoku_archive.storage.chunks import iter_archive
+from gomoku_archive.verify.records import GameFilter
+from tests.integration.rows import game_row
+from tests.unit.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
+from tests.unit.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
+from tests.unit.test_companion import games_view
+
+AUG = EXAMPLE_MONTH
+
+
+def source_row(record: GameRecord) -> tuple[object, ...]:
+    """The game server's row of one of the bundled example's games."""
+    return game_row(
+        id=record.game_id,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+        result=record.result.value,
+        termination=record.termination.value,
+        moves=[{"color": m.color.value, "x": m.x, "y": m.y} for m in record.moves],
+        time_control_seconds=record.time_control_seconds,
+        black_rating=record.black_rating,
+        white_rating=record.white_rating,
+    )
+
+
+async def insert(pool: Pool, rows: list[tuple[object, ...]]) -> None:
+    async with pool.acquire() as conn:
+        await source.insert_games(conn, "games", rows)
+
+
+async def stored_bytes(pool: Pool, file_name: str) -> bytes:
+    async with pool.acquire() as conn:
+        row = await archive_store.downloadable_archive(conn, file_name)
+    assert row is not None
+    data = b"".join([bytes(p) async for p in iter_archive(pool, row.id, row.bytes)])
+    assert hashlib.sha256(data).hexdigest() == row.sha256
+    return data
+
+
+async def manifest(pool: Pool) -> dict[str, Any]:
+    async with pool.acquire() as conn:
+        return build_manifest(await archive_store.manifest_summaries(conn))
+
+
+async def month_entry(pool: Pool) -> dict[str, Any]:
+    (entry,) = [m for m in (await manifest(pool))["months"] if m["month"] == str(AUG)]
+    return entry
+
+
+async def export(pool: Pool, *, k: int = 1_000_000, processes: int = 1, dsn: str = "") -> str:
+    spreads = ()
+    if processes > 1:
+        spreads = (LocalProcesses(dsn=dsn, source_dsn=dsn, table="games", processes=processes),)
+    options = RangeOptions(spreads=spreads, range_candidates=k)
+    result = await export_month(pool, table="games", month=AUG, force=True, ranges=options)
+    return result.outcome
+
+
+async def rows_left(pool: Pool, sql: str) -> int:
+    async with pool.acquire() as conn:
+        count: int = await conn.fetchval(sql)
+    return count
+
+
+async def test_a_build_publishes_the_golden_companion_of_its_games(
+    pool: Pool, tmp_path: Path
+) -> None:
+    await insert(pool, [source_row(r) for r in example_records()])
+    assert await export(pool) == "published"
+    entry = await month_entry(pool)
+    assert entry["sha256"] == ARCHIVE_GOLDEN, "the archive's bytes are untouched"
+    parquet = entry["parquet"]
+    assert parquet["sha256"] == COMPANION_GOLDEN
+    assert parquet["file"] == companion_file_name(AUG, COMPANION_GOLDEN)
+    assert (parquet["rows"], parquet["rowGroups"]) == (200, 1)
+    assert parquet["createdBy"] == CREATED_BY
+    assert parquet["schema"] == "gomoku-party-parquet-1"
+    data = await stored_bytes(pool, parquet["file"])
+    assert len(data) == parquet["bytes"]
+    # Every row is what `games` reads from the archive's line of the same game, in order.
+    archive = tmp_path / entry["file"]
+    archive.write_bytes(await stored_bytes(pool, entry["file"]))
+    out = io.StringIO()
+    assert write_games(str(archive), GameFilter(), "jsonl", out, io.StringIO()) == 0
+    from_games = [json.loads(line) for line in out.getvalue().splitlines()]
+    companion = pq.read_table(io.BytesIO(data)).to_pylist()
+    assert [games_view(row) for row in companion] == from_games
+    # What the build left: no part, no building row.
+    assert await rows_left(pool, "SELECT count(*) FROM companion_parts") == 0
+    assert await rows_left(pool, "SELECT count(*) FROM archives WHERE state = 'building'") == 0
+
+
+async def test_neither_k_nor_the_processes_change_the_companion(pool: Pool, db_dsn: str) -> None:
+    """Ranges of 30 games on two processes, one range, ranges of 30 in one process: three
+    archives' bytes, one companion's (the golden one), kept by the month as its archive
+    changes."""
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool, k=30, processes=2, dsn=db_dsn)
+    ranged = await month_entry(pool)
+    assert ranged["sha256"] != ARCHIVE_GOLDEN, "ranges of K restart the deflate stream"
+    assert ranged["parquet"]["sha256"] == COMPANION_GOLDEN
+    assert await export(pool) == "published"  # one range: other archive bytes
+    whole = await month_entry(pool)
+    assert whole["sha256"] == ARCHIVE_GOLDEN
+    assert whole["parquet"] == ranged["parquet"], "the same file, now the new archive's"
+    assert whole["previousFiles"][0]["parquet"] is None
+    assert await export(pool, k=30) == "restored"
+    restored = await month_entry(pool)
+    assert restored["sha256"] == ranged["sha256"]
+    assert restored["parquet"] == ranged["parquet"]
+    served = "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL"
+    assert await rows_left(pool, served) == 1
+
+
+async def test_the_backfill_from_the_stored_archive_gives_the_same_bytes(pool: Pool) -> None:
+    """A month published before companions: its companion, made from the .sgf.gz by the
+    worker's job, is byte for byte the one its build would have made."""
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool, k=30)
+    built = (await month_entry(pool))["parquet"]
+    async with pool.acquire() as conn:
+        await conn.execute("DELETE FROM archives WHERE companion_of IS NOT NULL")
+        (archive_id,) = await companion_store.archives_without_companion(conn)
+    assert (await month_entry(pool))["parquet"] is None
+    result = await companion_for_archive(pool, archive_id)
+    assert result.outcome == "published"
+    assert (await month_entry(pool))["parquet"] == built
+    assert (await companion_for_archive(pool, archive_id)).outcome == "skipped"
+    async with pool.acquire() as conn:
+        assert await companion_store.archives_without_companion(conn) == []
+
+
+async def test_rebuilds_keep_replace_and_restore_the_companion(pool: Pool) -> None:
+    records = example_records()
+    await insert(pool, [source_row(r) for r in records[:150]])
+    await export(pool)
+    first = (await month_entry(pool))["parquet"]
+    assert await export(pool) == "unchanged"
+    assert (await month_entry(pool))["parquet"] == first
+    await insert(pool, [source_row(r) for r in records[150:]])
+    assert await export(pool) == "published"
+    second = await month_entry(pool)
+    assert second["parquet"]["sha256"] == COMPANION_GOLDEN
+    assert second["previousFiles"][0]["parquet"] == first, "superseded with its archive"
+    assert len(await stored_bytes(pool, first["file"])) == first["bytes"], "still downloadable"
+    async with pool.acquire() as conn:
+        await conn.execute(
+            "DELETE FROM games WHERE id = ANY($1::uuid[])", [r.game_id for r in records[150:]]
+        )
+    assert await export(pool) == "restored"
+    again = await month_entry(pool)
+    assert again["parquet"] == first
+    assert again["previousFiles"][0]["parquet"] == second["parquet"]
+
+
+async def test_a_companion_that_fails_leaves_the_archive_published(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await insert(pool, [source_row(r) for r in example_records()])
+
+    def broken(self: ParquetStream) -> bytes:
+        raise OSError("the disk under the encoder went away")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ParquetStream, "finish", broken)
+        assert await export(pool, k=30) == "published"
+    entry = await month_entry(pool)
+    assert entry["file"] is not None and entry["parquet"] is None
+    # Nothing of it is left: no building row, no chunks of one, no parts.
+    assert await rows_left(pool, "SELECT count(*) FROM archives WHERE state = 'building'") == 0
+    assert (
+        await rows_left(pool, "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL") == 0
+    )
+    assert await rows_left(pool, "SELECT count(*) FROM companion_parts") == 0
+    async with pool.acquire() as conn:
+        (archive_id,) = await companion_store.archives_without_companion(conn)
+    assert (await companion_for_archive(pool, archive_id)).outcome == "published"
+    assert (await month_entry(pool))["parquet"]["sha256"] == COMPANION_GOLDEN
+
+
+async def test_a_month_without_games_has_no_companion(pool: Pool) -> None:
+    await insert(
+        pool, [game_row(finished_at=r.finished_at, status="ABORTED") for r in example_records()[:3]]
+    )
+    await export(pool, k=1)
+    entry = await month_entry(pool)
+    assert entry["file"] is None and entry["parquet"] is None
+    assert await rows_left(pool, "SELECT count(*) FROM companion_parts") == 0
+
+
+async def test_build_from_archive_writes_the_same_bytes_the_ranges_do(pool: Pool) -> None:
+    """The two build paths, side by side on one published month: the stored archive's lines
+    and the ranges' parts make one file (the backfill's copy is dropped as the same bytes)."""
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool, k=30)
+    async with pool.acquire() as conn:
+        archive = await archive_store.published_for_month(conn, str(AUG))
+    assert archive is not None
+    again = await build.from_archive(pool, archive)
+    assert again.companion_id is None, "a row holds these bytes already"
+    assert again.built.sha256 == COMPANION_GOLDEN
