@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 import random
 import signal
@@ -213,6 +214,18 @@ class ServerProcess:
         self.output = self._read_log()
         self._log.close()
         return self.proc.returncode
+
+    def log_events(self, event: str) -> list[dict[str, Any]]:
+        """The server's JSON log lines of ``event`` so far, in order (read with pread: the
+        file's offset is shared with the server, which is still writing)."""
+        fd = self._log.fileno()
+        found = []
+        for line in os.pread(fd, os.fstat(fd).st_size, 0).splitlines():
+            if line.startswith(b"{"):
+                record = json.loads(line)
+                if record.get("event") == event:
+                    found.append(record)
+        return found
 
     def _read_log(self) -> bytes:
         self._log.seek(0)
