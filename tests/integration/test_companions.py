@@ -23,7 +23,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, example_records
 from gomoku_archive.export.companion import build
 from gomoku_archive.export.companion.backfill import companion_for_archive
-from gomoku_archive.export.companion.file_writer import CREATED_BY, ParquetStream
+from gomoku_archive.export.companion.file_writer import CREATED_BY
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import export_month
@@ -188,11 +188,11 @@ async def test_a_companion_that_fails_leaves_the_archive_published(
 ) -> None:
     await insert(pool, [source_row(r) for r in example_records()])
 
-    def broken(self: ParquetStream) -> bytes:
+    def broken(part: object) -> bytes:
         raise OSError("the disk under the encoder went away")
 
     with monkeypatch.context() as patch:
-        patch.setattr(ParquetStream, "finish", broken)
+        patch.setattr(build, "encode_group", broken)
         assert await export(pool, k=30) == "published"
     entry = await month_entry(pool)
     assert entry["file"] is not None and entry["parquet"] is None

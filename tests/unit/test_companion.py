@@ -24,12 +24,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gomoku_archive.companion import footer
 from gomoku_archive.companion.lines import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
 from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS, ROW_GROUP_ROWS, SCHEMA_ID
 from gomoku_archive.demo.examples import example_records
 from gomoku_archive.demo.player import play_game
-from gomoku_archive.export.companion.columns import SCHEMA, record_batch
-from gomoku_archive.export.companion.file_writer import CREATED_BY, ParquetStream
+from gomoku_archive.export.companion.columns import SCHEMA, part_batch, record_batch
+from gomoku_archive.export.companion.file_writer import (
+    CREATED_BY,
+    FILE_METADATA,
+    RowGroups,
+    encode_group,
+    writer_options,
+)
 from gomoku_archive.export.companion.parts import PartWriter, read_part
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Termination
 from gomoku_archive.gomoku.replay import replay
@@ -178,14 +185,34 @@ def test_a_rating_beyond_int32_fails_loudly() -> None:
 
 
 def build(lines: list[str], cuts: list[int], *, group_rows: int = ROW_GROUP_ROWS) -> bytes:
-    """The companion of ``lines``, handed to the writer in batches cut at ``cuts``."""
-    stream = ParquetStream(row_group_rows=group_rows)
-    out = bytearray()
+    """The companion of ``lines`` as the export writes it: handed over in batches cut at
+    ``cuts``, cut into row groups, each group encoded on its own, the groups joined."""
+    groups = RowGroups(rows=group_rows)
+    tables = []
     edges = [0, *cuts, len(lines)]
     for start, end in itertools.pairwise(edges):
         if end > start:
-            out += stream.add(record_batch(text_columns(lines[start:end])))
-    return bytes(out + stream.finish())
+            tables += groups.add(part_batch(text_columns(lines[start:end])))
+    tables += groups.finish()
+    return b"".join(footer.join(encode_group(t) for t in tables))
+
+
+def written_in_one_pass(lines: list[str], *, group_rows: int = ROW_GROUP_ROWS) -> bytes:
+    """The same rows through pyarrow's own writer in one pass: the reference."""
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, SCHEMA, **writer_options()) as writer:
+        writer.add_key_value_metadata(FILE_METADATA)
+        writer.write_table(
+            pa.Table.from_batches([record_batch(text_columns(lines))]),
+            row_group_size=group_rows,
+        )
+    return sink.getvalue()
+
+
+def test_the_groups_joined_are_pyarrow_s_own_file() -> None:
+    lines = example_lines()
+    for rows in (64, 199, 200, ROW_GROUP_ROWS):
+        assert build(lines, [], group_rows=rows) == written_in_one_pass(lines, group_rows=rows)
 
 
 def test_the_bytes_do_not_depend_on_the_batches() -> None:
@@ -199,18 +226,19 @@ def test_the_bytes_do_not_depend_on_the_batches() -> None:
 def test_parts_carry_the_rows_to_the_same_file() -> None:
     """A range's part (its rows through Arrow IPC) gives the file the rows give."""
     lines = example_lines()
-    parts = []
+    groups = RowGroups(rows=64)
+    tables = []
     for start in range(0, 200, 50):
         writer = PartWriter()
         data = writer.write(lines[start : start + 30]) + writer.write(
             lines[start + 30 : start + 50]
         )
-        parts.append(data + writer.finish())
         assert writer.rows == 50
-    stream = ParquetStream(row_group_rows=64)
-    out = b"".join(stream.add_part(part)[0] for part in parts) + stream.finish()
-    assert out == build(lines, [], group_rows=64)
-    assert sum(b.num_rows for b in read_part(parts[0])) == 50
+        for batch in read_part(data + writer.finish()):
+            tables += groups.add(batch)
+    tables += groups.finish()
+    joined = b"".join(footer.join(encode_group(t) for t in tables))
+    assert joined == build(lines, [], group_rows=64)
 
 
 def test_the_file_s_options_and_footer() -> None:

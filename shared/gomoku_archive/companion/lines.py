@@ -4,8 +4,9 @@ companion goes through ``text_columns``: a month's build, from the lines its ran
 the companion of a month published before companions existed, from its stored ``.sgf.gz``; so
 both give the same file for the same games.
 
-A line is matched whole by one pattern built from the writer's own root template
-(``writer.root_template``), so the reader cannot drift from the writer. The values stay text
+A line's root is matched by one pattern built from the writer's own root template
+(``writer.root_template``), so the reader cannot drift from the writer; its moves are checked
+node by node. The values stay text
 here (a rating's digits, XET without its ``Z``, the move nodes ``;B[hh];W[ih]``); the writer
 turns each column into its type in one vectorised step (``export.companion.columns``)."""
 
@@ -16,7 +17,7 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gomoku_archive.gomoku.game import POINTS, Color, Result, Termination
+from gomoku_archive.gomoku.game import BOARD_LETTERS, POINTS, Color, Result, Termination
 from gomoku_archive.profile.writer import RE_BY_OUTCOME, root_template
 
 WINNERS: dict[Result, str] = {
@@ -48,19 +49,19 @@ _VALUES: dict[str, str] = {
 property (BR, WR, XTC) or the value between the brackets the template writes."""
 
 
-def _line_pattern() -> re.Pattern[str]:
+def _root_pattern() -> re.Pattern[str]:
     parts = []
     for literal, field, _, _ in string.Formatter().parse(root_template()):
         parts.append(re.escape(literal))
         if field is not None:
             parts.append(_VALUES[field])
-    # The moves, then the game tree's end and the line's. The nodes' shape is checked apart
-    # (``_nodes_problem``): a character class the engine runs through is several times faster
-    # than a group repeated per node, and the line is most of the work here.
-    return re.compile("".join(parts) + r"(?P<moves>[;BW\[\]a-o]+)\)\n?")
+    # The root only: the moves after it are checked by slices (``_nodes_problem``), several
+    # times faster than the engine stepping through a group per node.
+    return re.compile("".join(parts))
 
 
-LINE = _line_pattern()
+ROOT = _root_pattern()
+"""A line's root node, the game tree's opening parenthesis included."""
 _FIELDS = ("id", "black_rating", "white_rating", "result", "time_control", "start", "finish")
 _NODE = 6
 """``;B[hh]``: a move node's length, so a line's moves are ``len(moves) // 6``."""
@@ -110,15 +111,16 @@ def text_columns(lines: Iterable[str]) -> TextColumns:
     """The rows of ``lines`` (each a whole game line, its LF optional). Raises ``NotALine``
     for a line that is not one."""
     rows = []
-    match = LINE.fullmatch
+    match = ROOT.match
     for line in lines:
         found = match(line)
-        if found is None:
+        end = -2 if line.endswith(")\n") else -1
+        if found is None or line[end:] not in (")\n", ")"):
             raise NotALine(f"not a game line of the profile: {line[:120]!r}")
-        moves = found["moves"]
-        if _nodes_problem(moves):
+        nodes = line[found.end() : end]
+        if _nodes_problem(nodes):
             raise NotALine(f"the moves of {found['id']} are not nodes alternating from black")
-        rows.append((*found.group(*_FIELDS, "termination"), moves))
+        rows.append((*found.group(*_FIELDS, "termination"), nodes))
     if not rows:
         return TextColumns([], [], [], [], [], [], [], [], [], [], [])
     (ids, black, white, results, controls, starts, finishes, terminations, moves) = map(
@@ -140,17 +142,16 @@ def text_columns(lines: Iterable[str]) -> TextColumns:
 
 
 def _nodes_problem(moves: str) -> bool:
-    """Whether ``moves`` (characters of ``;BW[]a-o``, as the line's pattern took them) is not
-    1 to 225 nodes ``;B[xy]`` alternating from black, x and y letters."""
+    """Whether ``moves`` is not 1 to 225 nodes ``;B[xy]`` alternating from black, x and y
+    letters of the board."""
     count, rest = divmod(len(moves), _NODE)
     if rest or not 0 < count <= POINTS:
         return True
-    letters = moves[3::_NODE] + moves[4::_NODE]
     return (
         moves[1::_NODE] != _TURNS[count]
         or moves[0::_NODE] != _SEMICOLONS[count]
         or moves[2::_NODE] != _OPENS[count]
         or moves[5::_NODE] != _CLOSES[count]
-        # Only a-o and B, W are letters here, and only a-o lowercase ones.
-        or not (letters.isalpha() and letters.islower())
+        # Nothing is left once every board letter is stripped from both ends: all are.
+        or bool((moves[3::_NODE] + moves[4::_NODE]).strip(BOARD_LETTERS))
     )

@@ -16,13 +16,18 @@ group's bytes while the next is encoded; memory holds one range's part and one r
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
+import os
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import pyarrow as pa
+
+from gomoku_archive.companion.footer import Joiner
 from gomoku_archive.companion.lines import text_columns
 from gomoku_archive.companion.names import companion_file_name
 from gomoku_archive.companion.schema import SCHEMA_ID
@@ -32,8 +37,9 @@ from gomoku_archive.db.companion_store import BuiltCompanion
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import IntegrityError
-from gomoku_archive.export.companion.columns import record_batch
-from gomoku_archive.export.companion.file_writer import CREATED_BY, ParquetStream
+from gomoku_archive.export.companion.columns import part_batch
+from gomoku_archive.export.companion.file_writer import CREATED_BY, RowGroups, encode_group
+from gomoku_archive.export.companion.parts import read_part
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.storage.chunks import check_stored_bytes, chunk_writer, iter_archive
@@ -42,12 +48,12 @@ log = get_logger(__name__)
 
 ARCHIVE_LINES_PER_BATCH = 4096
 """Lines of a stored archive made into rows at once (the backfill)."""
+ENCODING_THREADS = max(1, min(4, os.cpu_count() or 1))
+"""Row groups encoded at once (pyarrow releases the GIL while it encodes): the cores, up to 4.
+Each holds a group's rows and its encoded bytes."""
 _CLEANUP_SECONDS = 10.0
 """Bound on dropping what a failed build left (a database that hangs must not hold the error
 back; the month's next run sweeps it then)."""
-
-_Encoding = Callable[[ParquetStream], bytes]
-"""Work for the encoding thread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,31 +65,58 @@ class StoredCompanion:
     companion from an earlier build: that row is given to the archive, ``give_to``)."""
     built: BuiltCompanion
     encode_seconds: float
-    """Time the encoding thread was busy (the serial step's own work)."""
+    """CPU time the encoding threads took together."""
     seconds: float
 
 
 class _FileWriter:
-    """The companion's bytes into its chunks, hashed on the way."""
+    """The companion's bytes into its chunks, hashed on the way: rows cut into groups, each
+    group encoded in a thread of a small pool (at most ``threads`` at once, one more waiting),
+    the encoded groups joined in order."""
 
-    def __init__(self, conn: Connection, companion_id: int) -> None:
+    def __init__(self, conn: Connection, companion_id: int, *, threads: int) -> None:
         self.conn = conn
         self.companion_id = companion_id
-        self.stream = ParquetStream()
+        self._threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="companion")
+        self._groups = RowGroups()
+        self._joiner = Joiner()
+        self._pending: deque[asyncio.Future[tuple[bytes, float]]] = deque()
         self._pieces = chunk_writer(conn, companion_id)
         self._digest = hashlib.sha256()
         self.size = 0
         self.encode_seconds = 0.0
+        """Time the encoding threads were busy, together."""
 
-    async def encode(self, work: _Encoding) -> bytes:
-        """Run pyarrow's part of the work in a thread."""
-        started = time.monotonic()
-        try:
-            return await asyncio.to_thread(work, self.stream)
-        finally:
-            self.encode_seconds += time.monotonic() - started
+    def close(self) -> None:
+        for future in self._pending:
+            future.cancel()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
-    async def write(self, data: bytes) -> None:
+    async def add(self, batches: Iterable[pa.RecordBatch]) -> None:
+        for batch in batches:
+            for group in self._groups.add(batch):
+                await self._submit(group)
+
+    async def _submit(self, group: pa.Table) -> None:
+        loop = asyncio.get_running_loop()
+        self._pending.append(loop.run_in_executor(self._pool, self._encode, group))
+        while len(self._pending) > self._threads:
+            await self._write_next()
+
+    @staticmethod
+    def _encode(group: pa.Table) -> tuple[bytes, float]:
+        """The group's one-group file, and the thread's CPU time for it."""
+        started = time.thread_time()
+        data = encode_group(group)
+        return data, time.thread_time() - started
+
+    async def _write_next(self) -> None:
+        data, seconds = await self._pending.popleft()
+        self.encode_seconds += seconds
+        await self._write(self._joiner.add(data))
+
+    async def _write(self, data: bytes) -> None:
         self._digest.update(data)
         self.size += len(data)
         await self._pieces.add(data)
@@ -91,11 +124,15 @@ class _FileWriter:
     async def finish(self, month: Month, rows: int) -> tuple[BuiltCompanion, bool]:
         """The companion's record, and whether it was recorded on its row (else an earlier
         row holds the same bytes, and this one is dropped)."""
-        await self.write(await self.encode(ParquetStream.finish))
+        for group in self._groups.finish():
+            await self._submit(group)
+        while self._pending:
+            await self._write_next()
+        await self._write(self._joiner.finish())
         await self._pieces.flush(final=True)
-        if self.stream.rows != rows:
+        if self._joiner.rows != rows:
             raise IntegrityError(
-                f"{month}: the companion holds {self.stream.rows} rows, its archive {rows} games"
+                f"{month}: the companion holds {self._joiner.rows} rows, its archive {rows} games"
             )
         sha256 = self._digest.hexdigest()
         await check_stored_bytes(self.conn, self.companion_id, sha256=sha256, size=self.size)
@@ -103,8 +140,8 @@ class _FileWriter:
             file_name=companion_file_name(month, sha256),
             sha256=sha256,
             bytes=self.size,
-            rows=self.stream.rows,
-            row_groups=self.stream.row_groups,
+            rows=self._joiner.rows,
+            row_groups=self._joiner.row_groups,
             schema_id=SCHEMA_ID,
             created_by=CREATED_BY,
         )
@@ -115,7 +152,12 @@ class _FileWriter:
 
 
 async def from_ranges(
-    pool: Pool, archive_id: int, month: Month, ranges: list[RangeRow]
+    pool: Pool,
+    archive_id: int,
+    month: Month,
+    ranges: list[RangeRow],
+    *,
+    threads: int = ENCODING_THREADS,
 ) -> StoredCompanion | None:
     """The companion of a build from its done ranges' parts (None for a month without games);
     the parts are dropped once it is written, or when it fails."""
@@ -125,52 +167,49 @@ async def from_ranges(
     started = time.monotonic()
     async with pool.acquire() as conn:
         companion_id = await companion_store.start_building(conn, archive_id, str(month))
+        writer = _FileWriter(conn, companion_id, threads=threads)
         try:
-            writer = _FileWriter(conn, companion_id)
-            pending = b""
             for row in ranges:
                 part = await companion_store.read_part(conn, archive_id, row.seq, row.attempt)
-                work = functools.partial(_add_part, part=part, row=row, month=month)
-                encoding = asyncio.ensure_future(writer.encode(work))
-                await writer.write(pending)  # the previous range's bytes, while this one encodes
-                pending = await encoding
-            await writer.write(pending)
+                batches = list(read_part(part))
+                if sum(b.num_rows for b in batches) != row.games:
+                    raise IntegrityError(
+                        f"{month}: range {row.seq}'s companion part is not its {row.games} games"
+                    )
+                del part
+                await writer.add(batches)
             built, recorded = await writer.finish(month, sum(r.games for r in ranges))
         except BaseException:
             await asyncio.shield(_give_up(pool, companion_id))
             raise
         finally:
+            writer.close()
             await asyncio.shield(_drop_parts(pool, archive_id))
     return _stored(
         companion_id if recorded else None, built, writer, started, "ranges", ranges=len(ranges)
     )
 
 
-def _add_part(stream: ParquetStream, part: bytes, row: RangeRow, month: Month) -> bytes:
-    encoded, rows = stream.add_part(part)
-    if rows != row.games:
-        raise IntegrityError(
-            f"{month}: range {row.seq}'s companion part holds {rows} rows, the range "
-            f"{row.games} games"
-        )
-    return encoded
-
-
-async def from_archive(pool: Pool, archive: ArchiveRow) -> StoredCompanion:
+async def from_archive(
+    pool: Pool, archive: ArchiveRow, *, threads: int = ENCODING_THREADS
+) -> StoredCompanion:
     """The companion of a served archive, from its stored ``.sgf.gz``."""
     assert archive.file_name is not None
     month = Month.parse(archive.month)
     started = time.monotonic()
     async with pool.acquire() as conn:
         companion_id = await companion_store.start_building(conn, archive.id, archive.month)
+        writer = _FileWriter(conn, companion_id, threads=threads)
         try:
-            writer = _FileWriter(conn, companion_id)
             async for lines in _archive_lines(pool, archive):
-                await writer.write(await writer.encode(functools.partial(_add_lines, lines=lines)))
+                batch = await asyncio.to_thread(_rows_of, lines)
+                await writer.add([batch])
             built, recorded = await writer.finish(month, archive.games)
         except BaseException:
             await asyncio.shield(_give_up(pool, companion_id))
             raise
+        finally:
+            writer.close()
     return _stored(
         companion_id if recorded else None,
         built,
@@ -181,8 +220,8 @@ async def from_archive(pool: Pool, archive: ArchiveRow) -> StoredCompanion:
     )
 
 
-def _add_lines(stream: ParquetStream, lines: list[str]) -> bytes:
-    return stream.add(record_batch(text_columns(lines)))
+def _rows_of(lines: list[str]) -> pa.RecordBatch:
+    return part_batch(text_columns(lines))
 
 
 async def _archive_lines(pool: Pool, archive: ArchiveRow) -> AsyncIterator[list[str]]:

@@ -1,6 +1,11 @@
-"""The companion's rows as Arrow arrays: each column of ``companion.schema`` from the text
+"""The companion's rows as Arrow arrays, each column of ``companion.schema`` from the text
 ``companion.lines`` read, in one vectorised step per column (digits cast to integers, times
-parsed, the move nodes cut into points), so the per-game Python work is the line's match."""
+parsed, the move nodes cut into points), so the per-game Python work is the line's match.
+
+Two shapes: a range's part (``PART_SCHEMA``) carries each game's moves as its points' letters
+(``hhih...``, two bytes a move), compact for the database and cheap to write; the file's rows
+(``SCHEMA``) have ``plies``, ``moves`` and ``sgf_moves`` made from them (``file_table``), by the
+threads that encode the row groups."""
 
 from __future__ import annotations
 
@@ -20,20 +25,21 @@ _TYPES: dict[Kind, pa.DataType] = {
     Kind.SGF_POINTS: pa.list_(pa.string()),
 }
 SCHEMA = pa.schema([pa.field(c.name, _TYPES[c.kind], nullable=c.nullable) for c in COLUMNS])
-"""The Arrow schema of the parts and of the file (nothing in its metadata)."""
+"""The file's Arrow schema (nothing in its metadata)."""
+_FROM_MOVES = ("plies", "moves", "sgf_moves")
+POINTS = "points"
+PART_SCHEMA = pa.schema(
+    [f for f in SCHEMA if f.name not in _FROM_MOVES]
+    + [pa.field(POINTS, pa.binary(), nullable=False)]
+)
+"""A range part's: the file's columns but those made from the moves, and the points' letters."""
 _NODE = 6
 """``;B[hh]``: the points are its bytes 3 and 4."""
-_LETTER_A = ord("a")
+_LETTER_A = pa.scalar(ord("a"), pa.uint8())
 
 
-def record_batch(columns: TextColumns) -> pa.RecordBatch:
-    """The rows as one record batch of ``SCHEMA``."""
-    moves = pa.array(columns.moves, pa.string())
-    plies = pc.divide(pc.binary_length(moves), _NODE)
-    offsets = pa.concat_arrays(
-        [pa.array([0], pa.int32()), pc.cumulative_sum(plies).cast(pa.int32())]
-    )
-    points = _points(columns.moves)
+def part_batch(columns: TextColumns) -> pa.RecordBatch:
+    """The rows as one record batch of ``PART_SCHEMA``."""
     arrays = {
         "id": pa.array(columns.id, pa.string()),
         "month": pa.array(columns.month, pa.string()),
@@ -45,11 +51,43 @@ def record_batch(columns: TextColumns) -> pa.RecordBatch:
         "black_rating": _integers(columns.black_rating),
         "white_rating": _integers(columns.white_rating),
         "time_control": _integers(columns.time_control),
-        "plies": plies.cast(pa.int16()),
-        "moves": pa.ListArray.from_arrays(offsets, _pairs(points)),
-        "sgf_moves": pa.ListArray.from_arrays(offsets, points.cast(pa.string())),
+        POINTS: _points(columns.moves),
     }
-    return pa.RecordBatch.from_arrays([arrays[name] for name in SCHEMA.names], schema=SCHEMA)
+    return pa.RecordBatch.from_arrays([arrays[n] for n in PART_SCHEMA.names], schema=PART_SCHEMA)
+
+
+def file_table(part: pa.Table) -> pa.Table:
+    """Rows of ``PART_SCHEMA`` as the file's (``SCHEMA``), in one contiguous chunk."""
+    if part.num_rows == 0:
+        raise ValueError("a file's rows are one game or more")
+    part = part.combine_chunks()
+    points = part.column(POINTS).chunk(0)
+    # Into the data buffer, whatever slice of it the array is.
+    offsets = pa.Array.from_buffers(
+        pa.int32(), len(points) + 1, [None, points.buffers()[1]], offset=points.offset
+    )
+    first = offsets[0].as_py()
+    starts = pc.divide(pc.subtract(offsets, first), 2).cast(pa.int32())  # each game's first move
+    count = starts[-1].as_py()
+    data = points.buffers()[2]
+    letters = pa.Array.from_buffers(pa.uint8(), 2 * count, [None, data], offset=first)
+    pairs = pa.Array.from_buffers(pa.binary(2), count, [None, data], offset=first // 2)
+    numbers = pc.subtract(letters, _LETTER_A).cast(pa.int8())
+    made = {
+        "plies": pc.pairwise_diff(starts)[1:].cast(pa.int16()),
+        "moves": pa.ListArray.from_arrays(
+            starts, pa.FixedSizeListArray.from_arrays(numbers, 2).cast(pa.list_(pa.int8()))
+        ),
+        "sgf_moves": pa.ListArray.from_arrays(starts, pairs.cast(pa.string())),
+    }
+    arrays = [made[n] if n in made else part.column(n).chunk(0) for n in SCHEMA.names]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def record_batch(columns: TextColumns) -> pa.RecordBatch:
+    """The rows as the file has them (a part's batch made into the file's rows)."""
+    (batch,) = file_table(pa.Table.from_batches([part_batch(columns)])).to_batches()
+    return batch
 
 
 def _instants(texts: list[str]) -> pa.Array:
@@ -64,16 +102,15 @@ def _integers(texts: list[str | None]) -> pa.Array:
 
 
 def _points(nodes: list[str]) -> pa.Array:
-    """Every move's two letters (``hh``), all games' moves in one array, from the nodes'
-    bytes 3 and 4."""
+    """Each game's points' letters (``hhih...``), cut from its nodes' bytes 3 and 4: one
+    binary value a game over one buffer of every move's two letters."""
     flat = "".join(nodes).encode("ascii")
-    count = len(flat) // _NODE
-    whole = pa.Array.from_buffers(pa.binary(_NODE), count, [None, pa.py_buffer(flat)])
-    return pc.binary_slice(whole, 3, 5)
-
-
-def _pairs(points: pa.Array) -> pa.Array:
-    """``hh`` -> ``[7, 7]``: each letter's offset from ``a``, two to a list."""
-    letters = pa.Array.from_buffers(pa.uint8(), 2 * len(points), [None, points.buffers()[1]])
-    numbers = pc.subtract(letters, pa.scalar(_LETTER_A, pa.uint8())).cast(pa.int8())
-    return pa.FixedSizeListArray.from_arrays(numbers, 2).cast(pa.list_(pa.int8()))
+    whole = pa.Array.from_buffers(pa.binary(_NODE), len(flat) // _NODE, [None, pa.py_buffer(flat)])
+    letters = pc.binary_slice(whole, 3, 5)  # fixed_size_binary(2): one buffer, no offsets
+    lengths = pa.array(list(map(len, nodes)), pa.int32())
+    offsets = pa.concat_arrays(
+        [pa.array([0], pa.int32()), pc.cumulative_sum(pc.divide(lengths, 3)).cast(pa.int32())]
+    )
+    return pa.Array.from_buffers(
+        pa.binary(), len(nodes), [None, offsets.buffers()[1], letters.buffers()[1]]
+    )
