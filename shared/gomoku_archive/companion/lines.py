@@ -62,7 +62,18 @@ def _root_pattern() -> re.Pattern[str]:
 
 ROOT = _root_pattern()
 """A line's root node, the game tree's opening parenthesis included."""
-_FIELDS = ("id", "black_rating", "white_rating", "result", "time_control", "start", "finish")
+_GROUPS = (
+    "id",
+    "black_rating",
+    "white_rating",
+    "result",
+    "time_control",
+    "start",
+    "finish",
+    "termination",
+)
+if tuple(ROOT.groupindex) != _GROUPS or ROOT.groups != len(_GROUPS):
+    raise AssertionError(f"the root's values changed: {tuple(ROOT.groupindex)}")
 _NODE = 6
 """``;B[hh]``: a move node's length, so a line's moves are ``len(moves) // 6``."""
 
@@ -120,9 +131,10 @@ def text_columns(lines: Iterable[str]) -> TextColumns:
         nodes = line[found.end() : end]
         if _nodes_problem(nodes):
             raise NotALine(f"the moves of {found['id']} are not nodes alternating from black")
-        rows.append((*found.group(*_FIELDS, "termination"), nodes))
+        rows.append((*found.groups(), nodes))
     if not rows:
         return TextColumns([], [], [], [], [], [], [], [], [], [], [])
+    # ``groups()`` in the root's order (checked above), then the nodes.
     (ids, black, white, results, controls, starts, finishes, terminations, moves) = map(
         list, zip(*rows, strict=True)
     )
