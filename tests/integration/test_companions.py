@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,14 @@ from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import export_month
 from gomoku_archive.profile.writer import GameRecord
+from gomoku_archive.queue.snapshot import read_snapshot
+from gomoku_archive.settings import Settings
 from gomoku_archive.storage.chunks import iter_archive
 from gomoku_archive.verify.records import GameFilter
+from gomoku_archive.worker.companion_jobs import build_companion
+from gomoku_archive.worker.planner import plan_months
 from tests.integration.rows import game_row
+from tests.integration.worker_support import close_context, job_context
 from tests.unit.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
 from tests.unit.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
 from tests.unit.test_companion import games_view
@@ -229,3 +235,28 @@ async def test_build_from_archive_writes_the_same_bytes_the_ranges_do(pool: Pool
     again = await build.from_archive(pool, archive)
     assert again.companion_id is None, "a row holds these bytes already"
     assert again.built.sha256 == COMPANION_GOLDEN
+
+
+async def test_the_planner_queues_and_the_job_builds_a_missing_companion(
+    pool: Pool, settings: Settings
+) -> None:
+    """A month published before companions: the planner queues ``companion:<archive id>``
+    once, and the worker's job publishes the companion (then a second run is ``skipped``)."""
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool)
+    async with pool.acquire() as conn:
+        await conn.execute("DELETE FROM archives WHERE companion_of IS NOT NULL")
+        (archive_id,) = await companion_store.archives_without_companion(conn)
+    ctx = await job_context(settings, pool, now=datetime(2026, 9, 2, tzinfo=UTC))
+    try:
+        run = await plan_months(ctx)
+        assert run["companionsEnqueued"] == [archive_id]
+        assert (await plan_months(ctx))["companionsEnqueued"] == [], "queued once"
+        snapshot = await read_snapshot(ctx["redis"])
+        assert f"companion:{archive_id}" in [j.job_id for j in snapshot.queued]
+        done = await build_companion(ctx, archive_id)
+        assert done["outcome"] == "published" and done["file"].endswith(".parquet")
+        assert (await build_companion(ctx, archive_id))["outcome"] == "skipped"
+    finally:
+        await close_context(ctx)
+    assert (await month_entry(pool))["parquet"]["sha256"] == COMPANION_GOLDEN
