@@ -12,7 +12,6 @@ the writer's version (``created_by``) is part of the file's identity, as K is th
 
 from __future__ import annotations
 
-import io
 import json
 
 import pyarrow as pa
@@ -84,11 +83,12 @@ def encode_group(part: pa.Table) -> bytes:
     """One row group (rows of ``PART_SCHEMA``) as a whole one-group Parquet file. Releases the
     GIL while pyarrow encodes: run it in threads."""
     table = file_table(part)
-    sink = io.BytesIO()
+    sink = pa.BufferOutputStream()  # in C++: no call back into Python while it encodes
     with pq.ParquetWriter(sink, SCHEMA, **writer_options()) as writer:
         writer.add_key_value_metadata(FILE_METADATA)
         writer.write_table(table, row_group_size=table.num_rows)
-    return sink.getvalue()
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
 class RowGroups:
