@@ -25,7 +25,13 @@ The formulas (G games, W workers, K candidates a range):
   connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
   the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
   transaction: ``PUBLISH_SECONDS``);
-- total = plan + fingerprint + ranges + assembly + SHA-256 + publish.
+- the Parquet companion (issue 36, the companion section): each range's part costs ``p`` more
+  CPU per game (the build's CPU with the companion less without, less the encoding threads'
+  CPU), so ``t`` becomes ``t + p`` in ``d``; after the ranges the companion's file is written
+  beside the assembly (its row groups encoded in the coordinator's threads), ``G * s`` with
+  ``s`` its wall time per game as measured here, so the serial part after the ranges is the
+  longer of the two;
+- total = plan + fingerprint + ranges + max(assembly + SHA-256, companion) + publish.
 
 PostgreSQL's own CPU during the ranges' phase is ``W * b / t`` cores (``b`` the backend CPU per
 game): the projection assumes the database has them."""
@@ -75,6 +81,11 @@ class Inputs:
     """What READ_CONNECTIONS connections gave over one on this machine (count and check)."""
     assembly_pg_s_per_byte: float
     sha_bytes_per_s: float
+    companion_range_us: float
+    """The companion's part in a range: CPU per game."""
+    companion_s_per_game: float
+    """The companion's file after the ranges: wall seconds per game, with this machine's
+    encoding threads."""
     sources: str
 
 
@@ -88,6 +99,8 @@ class Projected:
     range_phase: float
     assembly: float
     sha: float
+    companion: float
+    """Beside the assembly and its SHA-256 pass."""
     publish: float
 
     @property
@@ -96,8 +109,7 @@ class Projected:
             self.plan
             + self.fingerprint
             + self.range_phase
-            + self.assembly
-            + self.sha
+            + max(self.assembly + self.sha, self.companion)
             + self.publish
         )
 
@@ -109,7 +121,7 @@ def project(
     connections (all of it with a core each; ``inputs.reads_speedup_here`` on this machine)."""
     candidates = games * inputs.candidates_per_game
     ranges = math.ceil(candidates / K)
-    one_range = K * inputs.cpu_us / 1e6 + inputs.range_overhead_s
+    one_range = K * (inputs.cpu_us + inputs.companion_range_us) / 1e6 + inputs.range_overhead_s
     size = games * BYTES_PER_GAME
     return Projected(
         games=games,
@@ -120,6 +132,7 @@ def project(
         range_phase=math.ceil(ranges / workers) * one_range,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
+        companion=games * inputs.companion_s_per_game,
         publish=PUBLISH_SECONDS,
     )
 
@@ -161,6 +174,7 @@ def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
         (f"ranges on 16 workers ({big.ranges:,} ranges)", big.range_phase),
         ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
         ("assembly's SHA-256 pass (serial)", big.sha),
+        ("Parquet companion's file (serial, beside the assembly)", big.companion),
         ("publish (serial)", big.publish),
     ):
         figures.append(
@@ -222,6 +236,14 @@ def gather(results: dict[str, Any]) -> Inputs:
     size = _gb(largest["name"]) * 1e9
     seconds_all = size / (largest["value"] * 1e6)
     seconds_sha = size / (sha["value"] * 1e6)
+    companion = figures_of("companion")
+    (with_cpu,) = [f for n, f in companion.items() if n.startswith("build CPU per game with")]
+    serial = companion["companion's serial step against the assembly"]
+    counted = re.search(r"\(([\d,]+) games\)", with_cpu["name"])
+    assert counted is not None, with_cpu["name"]
+    games = int(counted[1].replace(",", ""))
+    encode = re.search(r"([\d.]+) us of their CPU a game", serial["note"])
+    encode_us = float(encode[1]) if encode else 0.0
     return Inputs(
         cpu_us=cpu,
         backend_us=backend,
@@ -232,6 +254,8 @@ def gather(results: dict[str, Any]) -> Inputs:
         reads_speedup_here=here,
         assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
         sha_bytes_per_s=sha["value"] * 1e6,
+        companion_range_us=max(0.0, with_cpu["value"] - with_cpu["reference"] - encode_us),
+        companion_s_per_game=serial["value"] / games,
         sources="; ".join(sources),
     )
 
