@@ -56,7 +56,8 @@ POLARS_QUERY = """\
 import urllib.request
 import polars as pl
 
-urls = urllib.request.urlopen("{origin}/api/v1/database/parquet.txt").read().decode().split()
+LIST = "{origin}/api/v1/database/parquet.txt"  # every month's companion
+urls = urllib.request.urlopen(LIST).read().decode().split()
 games = pl.scan_parquet(urls)  # lazy: reads only the columns and row groups a query needs
 strong = games.filter(
     pl.col("finish").dt.year() == 2026, pl.col("black_rating") > 2000, pl.col("white_rating") > 2000
@@ -68,7 +69,8 @@ PYARROW_QUERY = """\
 import urllib.request
 import fsspec, pyarrow.dataset as ds
 
-urls = urllib.request.urlopen("{origin}/api/v1/database/parquet.txt").read().decode().split()
+LIST = "{origin}/api/v1/database/parquet.txt"  # every month's companion
+urls = urllib.request.urlopen(LIST).read().decode().split()
 games = ds.dataset(urls, format="parquet", filesystem=fsspec.filesystem("https"))
 in_2026 = (ds.field("month") >= "2026-01") & (ds.field("month") <= "2026-12")
 strong = games.to_table(
@@ -82,7 +84,8 @@ PANDAS_QUERY = """\
 import urllib.request
 import pandas as pd
 
-urls = urllib.request.urlopen("{origin}/api/v1/database/parquet.txt").read().decode().split()
+LIST = "{origin}/api/v1/database/parquet.txt"  # every month's companion
+urls = urllib.request.urlopen(LIST).read().decode().split()
 games = pd.concat(map(pd.read_parquet, urls), ignore_index=True)  # whole files; ratings Int32
 strong = games[
     (games.finish.dt.year == 2026) & (games.black_rating > 2000) & (games.white_rating > 2000)

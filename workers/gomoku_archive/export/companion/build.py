@@ -48,9 +48,10 @@ log = get_logger(__name__)
 
 ARCHIVE_LINES_PER_BATCH = 4096
 """Lines of a stored archive made into rows at once (the backfill)."""
-ENCODING_THREADS = max(1, min(4, os.cpu_count() or 1))
-"""Row groups encoded at once (pyarrow releases the GIL while it encodes): the cores, up to 4.
-Each holds a group's rows and its encoded bytes."""
+ENCODING_THREADS = max(1, min(2, os.cpu_count() or 1))
+"""Row groups encoded at once (pyarrow releases the GIL while it encodes): the cores, up to 2.
+Each takes about 100 MB of pyarrow's memory at its peak for a group of 65,536 rows (measured:
+a 10.7 MB part's group), which the worker's memory limit has to hold beside the rest."""
 _CLEANUP_SECONDS = 10.0
 """Bound on dropping what a failed build left (a database that hangs must not hold the error
 back; the month's next run sweeps it then)."""
