@@ -37,3 +37,21 @@ def between_markers(name: str, marker: str) -> str:
 def code_blocks(text: str, language: str) -> list[str]:
     """The bodies of the fenced code blocks of one language, in order."""
     return re.findall(rf"^```{language}\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+
+
+_FENCED = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+def commands(text: str) -> list[str]:
+    """The commands a page shows: each line of its ``sh`` blocks (without its ``#`` comment),
+    then each inline code span outside the blocks, its line breaks read as spaces (as Markdown
+    renders a span that wraps)."""
+    shown = [
+        line.split(" #")[0].strip()
+        for block in code_blocks(text, "sh")
+        for line in block.splitlines()
+        if line.strip()
+    ]
+    prose = _FENCED.sub("", text)
+    return shown + [" ".join(span.split()) for span in _INLINE_CODE.findall(prose)]

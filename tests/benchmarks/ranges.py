@@ -40,7 +40,7 @@ from tests.integration.conftest import private_redis
 
 from .data import seed_month
 from .figures import Figure, Size, bounded
-from .support import ROOT, scratch_database, stored_archive
+from .support import CLOCK_TICK, ROOT, cpu_seconds, scratch_database, stored_archive
 
 SECTION = "ranges"
 MONTH = Month(2026, 8)
@@ -67,6 +67,9 @@ READS_RATIO_AT_MOST = 0.75
 """The month's count and check on READ_CONNECTIONS connections against one, on a machine of 2
 cores (0.5 is all two cores can give)."""
 SINGLE_RANGE = 10**9
+CHECK_COUNT_CPU_AT_MOST = 1.5
+"""The check's statement with the plan's count against the fingerprints alone (issue 34): one
+scan and one hash aggregate either way; a second statement for the count doubled it."""
 
 
 @dataclass(slots=True)
@@ -186,6 +189,22 @@ def run(size: Size, workdir: Path) -> list[Figure]:
                         + f"{os.cpu_count()} cores for PostgreSQL and all else",
                     )
                 )
+        with_count, alone = asyncio.run(check_count_cpu(dsn, plan.k, rounds=plan.rounds + 3))
+        figures.append(
+            Figure(
+                SECTION,
+                f"the consistency check's statement with the plan's count, {candidates:,} "
+                "candidates, PostgreSQL backend CPU",
+                "s",
+                with_count,
+                alone,
+                "the fingerprints alone",
+                "<=",
+                CHECK_COUNT_CPU_AT_MOST,
+                note=f"one connection, rows in finish order; best of {plan.rounds + 3} runs each"
+                " in turn, the backend's utime + stime from /proc",
+            )
+        )
         failures = _readers(dsn, two.file, games, workdir)
         figures.append(
             bounded(
@@ -425,19 +444,62 @@ async def month_reads_seconds(dsn: str, k: int, *, rounds: int) -> dict[str, dic
                     )
                     _keep_best(best["count"], n, time.perf_counter() - started)
                     started = time.perf_counter()
-                    printed = await month_reads.fingerprint_ranges(
+                    checked = await month_reads.check_ranges(
                         conn, pool, "games", MONTH, ranges, connections=n
                     )
                     _keep_best(best["check"], n, time.perf_counter() - started)
                     seen["count"].add(
                         (counted.candidates, tuple(sorted(counted.publishable.items())))
                     )
-                    seen["check"].add(tuple(printed))
+                    seen["check"].add(tuple(checked.fingerprints))
+                    if checked.count != counted:
+                        raise AssertionError("the check's count is not the plan's")
             if len(seen["count"]) != 1 or len(seen["check"]) != 1:
                 raise AssertionError("the month's reads differ between 1 and more connections")
     finally:
         await pool.close()
     return best
+
+
+_FINGERPRINTS_ALONE = (
+    f"SELECT width_bucket({source.FINISH_SECOND}, $3::timestamp[]) AS bucket, count(*) AS n, "
+    f"sum({source.ROW_VERSION_HASH}) AS s FROM games WHERE {source.IN_SCOPE} "
+    f"AND {source.FINISH_SECOND} >= $1 AND {source.FINISH_SECOND} < $2 GROUP BY 1"
+)
+"""The reference: the check's statement before it also counted the month (issue 26's)."""
+
+
+async def check_count_cpu(dsn: str, k: int, *, rounds: int) -> tuple[float, float]:
+    """The backend CPU seconds of the consistency check's statement over the whole month on one
+    connection (``source.check_ranges_query``: the fingerprints and the plan's count) and of
+    the fingerprints alone, in turn, ``rounds`` times: the best of each."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        backend: int = await conn.fetchval("SELECT pg_backend_pid()")
+        bounds = source.month_bounds(MONTH)
+        async with source.counting(conn):
+            whole = await source.count_between(conn, "games", *bounds)
+        starts = [r.start for r in plan_ranges(whole.publishable, *bounds, target=k)]
+        best = {"with_count": float("inf"), "alone": float("inf")}
+        for _ in range(rounds):
+            for name, sql in (
+                ("with_count", source.check_ranges_query("games")),
+                ("alone", _FINGERPRINTS_ALONE),
+            ):
+                async with source.counting(conn):
+                    before = _backend_cpu(backend)
+                    await conn.fetch(sql, *bounds, starts)
+                    best[name] = min(best[name], _backend_cpu(backend) - before)
+    finally:
+        await conn.close()
+    return max(best["with_count"], CLOCK_TICK), max(best["alone"], CLOCK_TICK)
+
+
+def _backend_cpu(pid: int) -> float:
+    seconds = cpu_seconds(pid)
+    if seconds is None:
+        raise AssertionError(f"backend {pid} is gone")
+    return seconds
 
 
 async def _in_finish_order(dsn: str) -> None:

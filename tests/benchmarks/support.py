@@ -139,7 +139,7 @@ CLOCK_TICK = 1 / _CLOCK_TICKS
 _PARALLEL_WORKER = re.compile(r"parallel worker for PID (\d+)")
 
 
-def _cpu_seconds(pid: int) -> float | None:
+def cpu_seconds(pid: int) -> float | None:
     """utime + stime of a process from /proc/<pid>/stat, or None once it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -218,7 +218,7 @@ class BackendCpu:
                 if not self._serves_database(pid):
                     continue
                 self._start[pid] = 0.0
-            seconds = _cpu_seconds(pid)
+            seconds = cpu_seconds(pid)
             if seconds is None:
                 continue
             if first:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import shlex
+import subprocess
+import venv
 import zipfile
 from collections.abc import AsyncIterator
 from io import BytesIO
@@ -17,6 +20,7 @@ import pytest
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.tools_wheel import ensure_wheel, wheel_name
+from tests.docs_pages import README, ROOT, commands
 from tests.integration.api_support import Client, serving
 
 pytestmark = pytest.mark.slow
@@ -58,6 +62,44 @@ async def test_the_wheel_is_served_like_a_download(api: Client) -> None:
     line = await (await api.get(f"/database/tools/{name}.sha256")).text()
     assert line == f"{sha256}  {name}\n"
     assert (await api.get("/database/tools/other-1.0-py3-none-any.whl")).status == 404
+
+
+SERVER_IMPORTS = ("aiohttp", "asyncpg", "arq", "redis", "boto3", "structlog", "jinja2")
+
+
+async def test_the_readme_s_operator_install_line_installs_the_service_from_this_wheel(
+    api: Client, tmp_path: Path
+) -> None:
+    """The package is not on the package index yet; the README's operator line installs the
+    ``server`` extra from the wheel a running service serves. Run as printed, this server's
+    address for gomokuparty.com (and the tested versions' constraints), in a fresh virtualenv:
+    the service's commands and dependencies are there."""
+    (line,) = [c for c in commands(README.read_text(encoding="utf-8")) if " @ http" in c]
+    origin = "https://gomokuparty.com"
+    assert f"{origin}/database/tools/{wheel_name()}" in line
+    base = str(api.make_url("")).rstrip("/")
+    argv = shlex.split(line.replace(origin, base))
+    assert argv[:2] == ["pip", "install"]
+    env = tmp_path / "venv"
+    await asyncio.to_thread(venv.create, env, with_pip=True)
+    constraints = ROOT / "deploy" / "constraints.txt"
+    done = await run(env / "bin" / "python", "-m", *argv, "-q", "-c", constraints)
+    assert done.returncode == 0, done.stderr[-3000:]
+    probe = (
+        f"import importlib.util as u; print([m for m in {SERVER_IMPORTS} if not u.find_spec(m)])"
+    )
+    found = await run(env / "bin" / "python", "-c", probe)
+    assert found.stdout.strip() == "[]"  # every server dependency
+    serve = await run(env / "bin" / "gomoku-archive", "serve", "--help")
+    assert serve.returncode == 0, serve.stderr
+    assert serve.stdout.startswith("usage: gomoku-archive serve")
+
+
+async def run(*argv: str | Path) -> subprocess.CompletedProcess[str]:
+    """A command in a thread, so that the server on this loop answers it."""
+    return await asyncio.to_thread(
+        subprocess.run, [str(a) for a in argv], capture_output=True, text=True, timeout=900
+    )
 
 
 async def test_the_listing_is_a_find_links_page(api: Client) -> None:

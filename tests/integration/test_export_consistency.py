@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
-from gomoku_archive.db import source
+from gomoku_archive.db import range_store, source
 from gomoku_archive.db.pool import Pool, connect, create_pool
 from gomoku_archive.errors import SourceKeptChanging
+from gomoku_archive.export import month_reads
 from gomoku_archive.export.coordinator import RangeOptions
-from gomoku_archive.export.month import export_month
+from gomoku_archive.export.local_ranges import LocalProcesses
+from gomoku_archive.export.month import TimeLimit, export_month
 from gomoku_archive.profile.months import Month
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.report import VerifyReport
@@ -26,6 +28,7 @@ from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration import read_hook
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import archive_bytes, insert
+from tests.integration.test_export_ranges import Recorder
 
 OCT = Month(2026, 10)
 EARLY = [uuid.UUID(int=100 + i) for i in range(20)]
@@ -142,6 +145,139 @@ async def test_a_row_inserted_while_its_range_is_read_is_published(
     assert report.games == row.games == row.candidate_games == await table_games(pool) == 41
 
 
+MOVE_EARLY_TO_LATE = (
+    f"UPDATE games SET finished_at = '2026-10-20 09:00:00+00', started_at = "
+    f"'2026-10-20 08:57:00+00' WHERE id = '{EARLY[3]}'"
+)
+INSERT_EARLY = (
+    f"INSERT INTO games ({', '.join(source.INSERT_COLUMNS)}) SELECT "
+    f"'{uuid.UUID(int=999)}'::uuid, {', '.join(source.INSERT_COLUMNS[1:])} "
+    f"FROM games WHERE id = '{EARLY[0]}'"
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "after", "games"),
+    [
+        (MOVE_EARLY_TO_LATE, False, 40),
+        (
+            f"UPDATE games SET finished_at = '2026-10-02 09:00:00+00', started_at = "
+            f"'2026-10-02 08:57:00+00' WHERE id = '{LATE[3]}'",
+            True,
+            40,
+        ),
+        (INSERT_EARLY, False, 41),
+        (f"DELETE FROM games WHERE id = '{EARLY[5]}'", False, 39),
+    ],
+    ids=["moved-early-to-late", "moved-late-to-early", "inserted", "deleted"],
+)
+async def test_a_month_whose_counts_changed_during_its_export_rebuilds_unchanged(
+    pool: Pool,
+    db_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+    sql: str,
+    after: bool,
+    games: int,
+) -> None:
+    """The change moves the edge between the two ranges (K = 20 a range, and now 19 or 21
+    games before the edge): the published file is cut where a clean export of the final
+    table cuts it, so a forced rebuild of the now quiet table gives the same bytes."""
+    await seed(pool)
+    row, data = await export_changed_while_read(
+        pool, db_dsn, monkeypatch, first_of_october(), sql, after=after
+    )
+    report = verify(data)
+    assert report.ok, report.problems
+    assert report.games == row.games == await table_games(pool) == games
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM read_hook_fired") == 1
+    again = await export_month(
+        pool, table="games", month=OCT, force=True, ranges=RangeOptions(range_candidates=K)
+    )
+    assert again.archive is not None
+    assert (again.outcome, again.archive.sha256, again.archive.file_name) == (
+        "unchanged",
+        row.sha256,
+        row.file_name,
+    )
+
+
+async def test_counts_that_changed_before_the_ranges_were_read_are_planned_again(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game is added after the plan's count and before any range is read: every range then
+    reads the final table (no fingerprint differs), but the plan came from the earlier count.
+    The check plans again from its own count, and the file is the final table's clean
+    export."""
+    await seed(pool)
+    real = month_reads.count_month
+
+    async def counted_then_changed(*args: Any, **kwargs: Any) -> source.MonthCount:
+        count = await real(*args, **kwargs)
+        async with pool.acquire() as conn:
+            await conn.execute(INSERT_EARLY)
+        return count
+
+    monkeypatch.setattr(month_reads, "count_month", counted_then_changed)
+    planned: list[int] = []
+
+    async def on_planned(candidates: int, seconds: float | None) -> None:
+        planned.append(candidates)
+
+    limit = TimeLimit(lambda candidates: 600 + candidates)
+    bar = Recorder()
+    first = await export_month(
+        pool,
+        table="games",
+        month=OCT,
+        ranges=RangeOptions(range_candidates=K),
+        progress=bar,
+        time_limit=limit,
+        on_planned=on_planned,
+    )
+    monkeypatch.undo()
+    assert first.archive is not None and first.archive.games == 41
+    # The time limit, the running record and the bar follow the new plan's candidates.
+    assert planned == [40, 41] and limit.candidates == bar.total == 41
+    again = await export_month(
+        pool, table="games", month=OCT, force=True, ranges=RangeOptions(range_candidates=K)
+    )
+    assert again.archive is not None
+    assert (again.outcome, again.archive.sha256) == ("unchanged", first.archive.sha256)
+
+
+async def test_the_command_s_local_processes_rebuild_a_changed_month_unchanged(
+    pool: Pool, db_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``gomoku-archive export`` runs with ``EXPORT_PROCESSES=2``: the coordinator and a
+    range process of its own. A game moves into the late range once the coordinator holds its
+    first range (whichever process then reads which range, the plan's count is older than the
+    rows read); the file verifies, and a forced rebuild of the quiet table is ``unchanged``."""
+    await seed(pool)
+    real = range_store.claim_range
+    moved = asyncio.Event()
+
+    async def claim_then_change(*args: Any, **kwargs: Any) -> range_store.RangeClaim | None:
+        claim = await real(*args, **kwargs)
+        if claim is not None and not moved.is_set():
+            moved.set()
+            async with pool.acquire() as conn:
+                await conn.execute(MOVE_EARLY_TO_LATE)
+        return claim
+
+    monkeypatch.setattr(range_store, "claim_range", claim_then_change)
+    local = LocalProcesses(dsn=db_dsn, source_dsn=db_dsn, table="games", processes=2)
+    options = RangeOptions(spreads=(local,), range_candidates=K)
+    first = await export_month(pool, table="games", month=OCT, ranges=options)
+    assert moved.is_set() and first.outcome == "published" and first.archive is not None
+    report = verify(await archive_bytes(pool, first.archive.id))
+    assert report.ok, report.problems
+    assert report.games == first.archive.games == 40
+    again = await export_month(pool, table="games", month=OCT, force=True, ranges=options)
+    assert again.archive is not None
+    assert (again.outcome, again.archive.sha256) == ("unchanged", first.archive.sha256)
+
+
 async def test_a_table_that_keeps_changing_fails_the_build_as_transient(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,7 +333,7 @@ async def test_the_count_and_the_check_write_no_temp_file(db_dsn: str) -> None:
             bounds = source.month_bounds(OCT)
             statements: list[tuple[str, tuple[Any, ...]]] = [
                 (source.count_month_query("games"), bounds),
-                (source.fingerprint_ranges_query("games"), (*bounds, [bounds[0]])),
+                (source.check_ranges_query("games"), (*bounds, [bounds[0]])),
             ]
             async with pool.acquire() as conn, source.counting(conn):
                 for sql, args in statements:

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import gzip
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import uuid
 import zlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -533,3 +534,66 @@ async def test_a_killed_range_process_costs_the_command_nothing_but_time(
     summary = json.loads(stdout.decode().splitlines()[-1])
     assert summary["sha256"] == expected.archive.sha256
     assert summary["outcome"] == "unchanged"
+
+
+async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_others_after_it(
+    pool: Pool,
+) -> None:
+    """The consistency check's ``replace_ranges``: the two first ranges become one, the third
+    stays as it was. Every range of the new plan is numbered after the build's last (seq order
+    stays archive order, a range job id is never used twice); the kept range moves there with
+    its part and its fingerprint; the new one is queued; nothing of the others is left. A
+    build that is no longer building is not changed."""
+    await insert(
+        pool, [game_row(finished_at=utc(2026, 8, 9, h, m)) for h in range(3) for m in range(10)]
+    )
+    async with pool.acquire() as conn:
+        archive_id = await archive_store.start_building(conn, str(AUG))
+        bounds = source.month_bounds(AUG)
+        edges = [bounds[0], datetime(2026, 8, 9, 1), datetime(2026, 8, 9, 2), bounds[1]]
+        await range_store.add_ranges(
+            conn, archive_id, [(lo, hi, 10) for lo, hi in itertools.pairwise(edges)]
+        )
+    for seq in range(3):
+        async with pool.acquire() as conn:
+            claim = await range_store.claim_range(
+                conn, archive_id, seq, worker="test", max_attempts=3, stale_seconds=30
+            )
+        assert claim is not None
+        assert (await range_run.run_range(pool, pool, claim, table="games")).outcome == "done"
+    async with pool.acquire() as conn:
+        before = await range_store.ranges_of(conn, archive_id)
+        third = before[2]
+        pieces = await range_store.part_pieces(conn, archive_id, 2, third.attempt, 0, 100)
+        todo = await range_store.replace_ranges(
+            conn,
+            archive_id,
+            [(edges[0], edges[2], 20), (edges[2], edges[3], 11)],
+            [None, third.seq],
+        )
+        after = await range_store.ranges_of(conn, archive_id)
+        moved = await range_store.part_pieces(conn, archive_id, 4, third.attempt, 0, 100)
+        left = await conn.fetchval(
+            "SELECT count(*) FROM archive_parts WHERE archive_id = $1 AND range_seq < 3",
+            archive_id,
+        )
+        await archive_store.mark_failed(conn, archive_id, "stopped")
+        unchanged = await range_store.replace_ranges(
+            conn, archive_id, [(edges[0], edges[3], 31)], [None]
+        )
+        still = await range_store.ranges_of(conn, archive_id)
+    assert todo == [3]
+    assert [(r.seq, r.state, r.first_second, r.end_second, r.planned) for r in after] == [
+        (3, "queued", edges[0], edges[2], 20),
+        (4, "done", edges[2], edges[3], 11),
+    ]
+    kept = after[1]
+    assert (kept.attempt, kept.crc32, kept.fingerprint, kept.tally) == (
+        third.attempt,
+        third.crc32,
+        third.fingerprint,
+        third.tally,
+    )
+    assert moved == pieces and pieces
+    assert left == 0
+    assert unchanged == [] and still == after

@@ -1,6 +1,7 @@
 """The month's count and consistency check read in slices on several connections: the same
-figures as one statement, every slice in the one snapshot the first connection exported, no
-wait on a pool that has no connection to spare, and a failing slice fails the read."""
+figures as one statement (the check's count too), every slice in the one snapshot the first
+connection exported, no wait on a pool that has no connection to spare, and a failing slice
+fails the read."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import cast
 
 import asyncpg
@@ -18,7 +19,7 @@ import pytest
 from gomoku_archive.db import source
 from gomoku_archive.db.pool import Connection, Pool, create_pool
 from gomoku_archive.export import month_reads
-from gomoku_archive.export.ranges import Range, plan_ranges
+from gomoku_archive.export.ranges import Range
 from gomoku_archive.profile.months import Month
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
@@ -43,6 +44,8 @@ def as_checked(plan: list[Range]) -> list[Planned]:
 
 
 async def test_the_same_count_and_fingerprints_as_one_statement(pool: Pool, db_dsn: str) -> None:
+    """The slices give the figures of one statement, and the check's count (its runs of ranges
+    may cut a minute in two) is the plan's count of the same rows."""
     await seed_bulk_month(db_dsn, AUG, 6_000)
     async with pool.acquire() as conn:
         async with source.counting(conn):
@@ -51,19 +54,25 @@ async def test_the_same_count_and_fingerprints_as_one_statement(pool: Pool, db_d
             n: await month_reads.count_month(conn, pool, "games", AUG, connections=n)
             for n in (1, 2, 4)
         }
-        ranges = as_checked(plan_ranges(whole.publishable, *source.month_bounds(AUG), target=400))
+        plan = month_reads.plan_month(whole, AUG, target=400)
+        # Every edge inside a minute, so that consecutive runs share a minute.
+        ranges = [
+            Planned(r.seq, r.planned, r.first_second + timedelta(seconds=30 if r.seq else 0))
+            for r in as_checked(plan)
+        ]
         async with source.counting(conn):
-            one = await source.fingerprint_ranges(
+            one = await source.check_ranges(
                 conn, "games", *source.month_bounds(AUG), [r.first_second for r in ranges]
             )
-        printed = {
-            n: await month_reads.fingerprint_ranges(conn, pool, "games", AUG, ranges, connections=n)
+        checked = {
+            n: await month_reads.check_ranges(conn, pool, "games", AUG, ranges, connections=n)
             for n in (1, 2, 4)
         }
     assert whole.candidates > 6_000 and len(ranges) > 8
     assert all(c == whole for c in counted.values())
-    assert all(p == one for p in printed.values())
-    assert sum(f.rows for f in one) == whole.candidates
+    assert one.count == whole
+    assert all(c == one for c in checked.values())
+    assert sum(f.rows for f in one.fingerprints) == whole.candidates
 
 
 class LatePool:

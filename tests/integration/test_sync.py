@@ -211,6 +211,32 @@ async def test_a_killed_download_is_resumed(api: Client, pool: Pool, tmp_path: P
     assert not part.exists()
 
 
+@pytest.mark.parametrize("page", ["/database/", "/database"])
+async def test_the_page_s_address_as_base_url_syncs_from_its_origin(
+    api: Client, tmp_path: Path, page: str
+) -> None:
+    """The address a user copies from the browser, with or without its slash: sync takes the
+    origin (it asked for /database/api/v1/database, and stopped at that 404)."""
+    folder = tmp_path / "archive"
+    code, out, err = await gomoku_archive("sync", folder, "--base-url", base_of(api) + page)
+    assert (code, err) == (0, ""), out
+    assert out.splitlines()[-1].startswith("3 months: 2 new, 1 no games; ")
+    assert json.loads((folder / "manifest.json").read_bytes()) == await manifest(api)
+
+
+async def test_another_path_as_base_url_says_the_origin_is_wanted(
+    api: Client, tmp_path: Path
+) -> None:
+    url = base_of(api) + "/archive/"
+    code, out, err = await gomoku_archive("sync", tmp_path / "a", "--base-url", url)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"gomoku-archive: error: --base-url wants the archive service's origin, such as "
+        f"{base_of(api)} (no path; its page's address, {base_of(api)}/database/, also does), "
+        f"got {url!r}\n"
+    )
+
+
 async def test_an_unreachable_host_is_one_line(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     code, out, err = await gomoku_archive("sync", tmp_path / "a", "--base-url", url)
@@ -344,34 +370,79 @@ async def test_the_pages_pipx_line_runs_the_tool_from_this_server(
     assert len(archives(tmp_path / "gomoku-party")) == 2
 
 
-async def test_ctrl_c_stops_at_once_and_the_next_run_finishes(
-    api: Client, pool: Pool, tmp_path: Path
-) -> None:
-    row = await publish_bytes(pool, "2026-11", random_bytes(2_000_000, seed=5))
+def downloaded(count: int) -> str:
+    """The end of sync's summary line for ``count`` bytes (its own units)."""
+    for unit, scale in (("MB", 10**6), ("kB", 10**3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit} downloaded"
+    return f"{count} bytes downloaded"
+
+
+STOP_BOUND_SECONDS = 3.0
+"""From SIGINT to the process's exit, on a loaded machine; typically well under a second (a
+256 KiB read took 26 s at 10 kB/s, and a silent server held it for the 30 s read timeout)."""
+
+
+@pytest.mark.parametrize(
+    ("size", "rate", "stall_after", "before_stop"),
+    [
+        pytest.param(2_000_000, 200_000, None, 200_000, id="200kB/s"),
+        pytest.param(300_000, 10_000, None, 30_000, id="10kB/s"),
+        pytest.param(300_000, 50_000, 40_000, 30_000, id="silent-server"),
+    ],
+)
+async def test_ctrl_c_stops_at_once_at_any_speed_and_the_next_run_resumes(
+    api: Client, pool: Pool, tmp_path: Path, size: int, rate: int, stall_after: int | None,
+    before_stop: int,
+) -> None:  # fmt: skip
+    """Ctrl-C mid-file: the process exits within ``STOP_BOUND_SECONDS`` at 200 kB/s, at 10 kB/s
+    and with a server gone silent in the middle of the body; the part holds what arrived,
+    written as it arrived, and the next run resumes from it and checks the file's SHA-256."""
+    data = random_bytes(size, seed=5)
+    row = await publish_bytes(pool, "2026-11", data)
     await refresh(api)
     folder = tmp_path / "archive"
     assert api.server is not None and api.server.port is not None
     part = folder / f"{row.file_name}.part"
-    # 200 kB/s: the download lasts about 10 s, so even a loaded machine (a CI run) interrupts it
-    # in its middle; the wait is by the clock, and a part never seen fails here, not later.
-    async with slow_proxy(api.server.port, rate=200_000) as proxy:
+    # The wait is by the clock; at 10 kB/s the part must show its first 30 kB within 15 s
+    # (it stayed empty for 26 s when sync wrote only whole 256 KiB reads).
+    patience = 60 if rate >= 50_000 else 15
+    async with slow_proxy(api.server.port, rate=rate, stall_after=stall_after) as proxy:
         proc = await asyncio.create_subprocess_exec(
             *program(), "sync", str(folder), "--base-url", proxy.base, "--from", "2026-11",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not (part.exists() and part.stat().st_size >= 200_000):
+        deadline = time.monotonic() + patience
+        while not (part.exists() and part.stat().st_size >= before_stop):
             assert proc.returncode is None, "sync ended before its download was interrupted"
-            assert time.monotonic() < deadline, "the download never reached 200,000 bytes"
+            have = part.stat().st_size if part.exists() else 0
+            assert time.monotonic() < deadline, f"the part held {have:,} bytes after {patience} s"
             await asyncio.sleep(0.02)
+        if stall_after is not None:
+            await asyncio.sleep(1.0)  # the server silent, sync waiting in a read
+        interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=10)
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+        stopped_in = time.monotonic() - interrupted
+        answer = proxy.answers[-1]
     assert proc.returncode == 130, out + err
     assert err.decode().splitlines()[-1] == "gomoku-archive: interrupted"
-    assert 200_000 <= part.stat().st_size < 2_000_000
+    assert stopped_in < STOP_BOUND_SECONDS, f"{stopped_in:.1f} s from SIGINT to the exit"
+    had = part.stat().st_size
+    assert part.read_bytes() == data[:had]  # what arrived, in order
+    # Every byte passed on a second before the signal was in the part by the exit (the rest
+    # may have been in flight); none that was not sent.
+    assert answer.body_by(interrupted - 1.0) <= had <= answer.body < size
+    if stall_after is not None:
+        assert had == answer.body  # the silent server's last bytes were all written
     assert not (folder / str(row.file_name)).exists()
     code, out_again, _ = await gomoku_archive(
         "sync", folder, "--base-url", base_of(api), "--from", "2026-11"
     )
     assert code == 0, out_again
+    assert out_again.splitlines()[-1].endswith(downloaded(size - had))  # resumed, not restarted
     assert hashlib.sha256((folder / str(row.file_name)).read_bytes()).hexdigest() == row.sha256
+    print(
+        f"{rate / 1000:.0f} kB/s{' then silent' if stall_after else ''}: SIGINT to exit "
+        f"{stopped_in:.2f} s, the part {had:,} bytes, resumed with {size - had:,}"
+    )

@@ -141,12 +141,7 @@ async def test_commands_say_clearly_when_redis_is_down(db_dsn: str, tmp_path: Pa
     assert document["redis"]["ok"] is False
     assert months_of(document)[str(LAST)]["state"] == "missing"
     assert "Traceback" not in jobs.stderr
-
-    worker = run_cli("worker", env=env, timeout=60)
-    assert worker.returncode == 3
-    assert "gomoku-archive: error: cannot reach Redis at redis://127.0.0.1:1/0" in worker.stderr
-    assert worker.stderr.count("\n") == 1
-    assert "Traceback" not in worker.stderr
+    # The worker waits for Redis instead: tests/integration/test_worker_redis_start.py.
 
 
 async def test_commands_say_clearly_when_the_database_is_down(redis_url: str) -> None:

@@ -10,16 +10,19 @@ import asyncpg
 import pytest
 import structlog
 from arq import Retry
-from arq.constants import result_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.errors import ExportFailed, InvalidMonth
+from gomoku_archive.jobs.ids import range_job_id
 from gomoku_archive.profile.months import Month
+from gomoku_archive.queue.connection import QUEUE_NAME
 from gomoku_archive.queue.enqueue import enqueue_export, enqueue_forced_export
 from gomoku_archive.queue.snapshot import read_snapshot
+from gomoku_archive.queue.worker_keys import announce_worker
 from gomoku_archive.settings import Settings
-from gomoku_archive.worker.export_jobs import export_month
+from gomoku_archive.worker.export_jobs import _RangeJobs, export_month
 from gomoku_archive.worker.planner import plan_months
 from gomoku_archive.worker.timeouts import export_timeout
 from tests.integration.worker_support import close_context, job_context, seed_month
@@ -286,3 +289,26 @@ async def test_forced_rebuilds_are_not_queued_twice_while_waiting(
     assert not other.already_queued
     [job] = [j for j in snapshot.queued if j.job_id == first.job_id]
     assert job.kwargs == {"month": "2026-08", "force": True}
+
+
+async def test_a_round_s_range_jobs_are_queued_and_those_still_waiting_leave_with_it(
+    settings: Settings, pool: Pool
+) -> None:
+    """Another worker is alive: the round's ranges (numbers after an earlier plan's) get a job
+    each; when the round's ranges are done, the jobs still waiting leave the queue, with their
+    definitions, while one that a worker runs already is left to end by itself."""
+    ctx = await job_context(settings, pool, now=datetime.now(UTC))
+    redis = ctx["redis"]
+    await announce_worker(redis, "other-host:2", started_at=datetime.now(UTC), ttl=60)
+    ids = {seq: range_job_id(SEP, 7, seq) for seq in (3, 4, 5)}
+    try:
+        async with _RangeJobs(ctx).running(SEP, 7, [3, 4, 5]):
+            queued = {raw.decode() for raw in await redis.zrange(QUEUE_NAME, 0, -1)}
+            await redis.set(in_progress_key_prefix + ids[4], b"1")  # a worker took it
+        left = {raw.decode() for raw in await redis.zrange(QUEUE_NAME, 0, -1)}
+        definitions = {seq: await redis.exists(job_key_prefix + i) for seq, i in ids.items()}
+    finally:
+        await close_context(ctx)
+    assert queued == set(ids.values())
+    assert left == {ids[4]}
+    assert definitions == {3: 0, 4: 1, 5: 0}

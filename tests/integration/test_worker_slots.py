@@ -7,15 +7,17 @@ range already returns at once instead of waiting for the range gate."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from arq import Retry
 
+from gomoku_archive.db import archive_store, locks
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.export.month import export_month
 from gomoku_archive.queue.connection import connect
@@ -126,18 +128,54 @@ async def test_a_range_job_never_waits_for_its_worker_s_range_gate(
 ) -> None:
     ctx = await job_context(settings, pool, now=datetime.now(UTC), job_id="range-job")
     try:
-        async with range_gate_of(ctx):  # the coordinator of this process exports a range
-            # Back to the queue at once, for another worker to take...
+        async with build_under_way(pool) as archive_id, range_gate_of(ctx):
+            # The coordinator of this process exports a range. Back to the queue at once, for
+            # another worker to take...
             with pytest.raises(Retry) as requeued:
-                await asyncio.wait_for(export_range(ctx, str(LAST), 1, 0), timeout=5)
+                await asyncio.wait_for(export_range(ctx, str(LAST), archive_id, 0), timeout=5)
             # ...and, after as many turns as that allows, skipped at once.
             ctx["job_try"] = BUSY_REQUEUES + 1
-            summary = await asyncio.wait_for(export_range(ctx, str(LAST), 1, 0), timeout=5)
+            summary = await asyncio.wait_for(export_range(ctx, str(LAST), archive_id, 0), timeout=5)
     finally:
         await close_context(ctx)
     assert requeued.value.defer_score == BUSY_REQUEUE_SECONDS * 1000
     assert summary["outcome"] == "skipped"
     assert "exports a range already" in summary["reason"]
+
+
+@pytest.mark.parametrize("gone", ["its coordinator died", "it ended"])
+async def test_a_range_job_of_a_build_no_longer_under_way_skips_at_once(
+    settings: Settings, pool: Pool, gone: str
+) -> None:
+    """Even on a busy worker: such a job never goes back to the queue (a crashed pool's range
+    jobs, released by the watchdog, leave the queue at their next run)."""
+    ctx = await job_context(settings, pool, now=datetime.now(UTC), job_id="range-job")
+    try:
+        async with build_under_way(pool) as archive_id:
+            if gone == "it ended":
+                async with pool.acquire() as conn:
+                    await conn.execute("DELETE FROM archives WHERE id = $1", archive_id)
+        if gone == "it ended":  # the month's next build holds the lock now
+            async with build_under_way(pool), range_gate_of(ctx):
+                summary = await export_range(ctx, str(LAST), archive_id, 0)
+        else:
+            async with range_gate_of(ctx):
+                summary = await export_range(ctx, str(LAST), archive_id, 0)
+    finally:
+        await close_context(ctx)
+    assert summary["outcome"] == "skipped"
+    assert summary["reason"].startswith("its build is no longer under way")
+
+
+@contextlib.asynccontextmanager
+async def build_under_way(pool: Pool) -> AsyncIterator[int]:
+    """A build of the month, as its coordinator holds it: the month's lock and a building row."""
+    async with pool.acquire() as conn:
+        assert await locks.try_lock_month(conn, LAST)
+        try:
+            yield await archive_store.start_building(conn, str(LAST))
+        finally:
+            await locks.unlock_month(conn, LAST)
 
 
 def _range_of(event: dict[str, object], archive_id: int) -> object:

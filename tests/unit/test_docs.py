@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from tests.docs_pages import DOCS, MKDOCS_YML, README, ROOT, code_blocks, section
+from tests.docs_pages import DOCS, MKDOCS_YML, README, ROOT, code_blocks, commands, section
 from tests.support import settings_read
 
 SET_UP_COMMANDS = ["bash deploy/demo.sh", "bash deploy/test.sh"]
@@ -122,3 +122,33 @@ def test_the_built_site_works_from_disk(tmp_path: Path) -> None:
                 broken.append(f"{html.relative_to(site)}: {link}")
     assert broken == []
     assert not (site / "search").exists()
+
+
+CHECKOUT_INSTALL = re.compile(r'pip install (\S+ )*"\.\[server[a-z,]*\]"')
+"""From a checkout (its options, such as ``-c deploy/constraints.txt``, first)."""
+SERVED_WHEEL_INSTALL = re.compile(
+    r'pip install "gomoku-party-archive\[server\] @ '
+    r'https://\S+/database/tools/(gomoku_party_archive-\S+-py3-none-any\.whl|<wheel>)"'
+)
+
+
+def test_every_documented_install_of_the_server_extra_works_before_a_release() -> None:
+    """The package is not on the package index yet, so ``pip install
+    "gomoku-party-archive[server]"`` (the README's operator line, and two pages') fails: an
+    operator's install is from a checkout or the served wheel with the extra
+    (tests/integration/test_light_install.py runs the README's), and says the index has none."""
+    found = []
+    for path in [README, *sorted(DOCS.rglob("*.md"))]:
+        for command in commands(path.read_text(encoding="utf-8")):
+            if "pip install" in command and "[server" in command:
+                found.append(command)
+                install = command[command.index("pip install") :]
+                assert CHECKOUT_INSTALL.match(install) or SERVED_WHEEL_INSTALL.match(install), (
+                    f"{path.relative_to(ROOT)}: {command}"
+                )
+    assert any(SERVED_WHEEL_INSTALL.match(c) for c in found) and any(
+        CHECKOUT_INSTALL.match(c) for c in found
+    )
+    for path in (README, DOCS / "index.md", DOCS / "operators" / "configuration.md"):
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        assert "not on the package index yet" in text, path.relative_to(ROOT)

@@ -34,3 +34,16 @@ def test_a_disabled_bar_writes_nothing() -> None:
         bar.start(Month(2026, 8), 10)
         bar.advance(10, 9)
     assert out.getvalue() == ""
+
+
+def test_a_new_plan_gives_the_same_bar_its_new_total() -> None:
+    """The consistency check planned the month anew: one bar, counting to the new total."""
+    out = io.StringIO()
+    with ExportProgressBar(
+        enabled=True, console=Console(file=out, force_terminal=True, width=100)
+    ) as bar:
+        bar.start(Month(2026, 8), 100)
+        bar.start(Month(2026, 8), 101)
+        last = out.getvalue().rsplit("export 2026-08", 1)[-1]
+    assert "0/101" in last
+    assert len(bar._progress.tasks) == 1

@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,10 +19,11 @@ from hypothesis import strategies as st
 from gomoku_archive.cli import games_cmd
 from gomoku_archive.cli.games_cmd import MAX_LINE_BYTES, MAX_PROBLEMS, write_games
 from gomoku_archive.cli.main import main
+from gomoku_archive.profile.writer import game_line
 from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
 from tests.budget import examples
 from tests.docs_pages import code_blocks, section
-from tests.unit.test_verify import GOOD, LINES, gz, verify
+from tests.unit.test_verify import GAMES, GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()
 
@@ -74,6 +76,41 @@ def test_csv(archive: Path) -> None:
     assert rows[0]["moves"] == "[[7,7],[8,7],[8,8]]"
     assert rows[0]["blackRating"] == "1200"
     assert rows[2]["result"] == "draw"
+
+
+def games_at(tmp_path: Path, *spans: tuple[datetime, datetime]) -> Path:
+    """An archive of the good archive's first game played at each (start, finish)."""
+    lines = [game_line(replace(GAMES[0], started_at=s, finished_at=f)) for s, f in spans]
+    path = tmp_path / "years.sgf.gz"
+    path.write_bytes(gz("".join(lines)))
+    return path
+
+
+EDGE_SPANS = [
+    (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 2, 0, 5, tzinfo=UTC)),
+    (datetime(999, 5, 31, 23, tzinfo=UTC), datetime(999, 6, 1, 0, 1, tzinfo=UTC)),
+    (datetime(9999, 12, 30, 23, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)),
+]
+
+
+def test_every_date_and_time_has_a_four_digit_year_in_json_and_csv(tmp_path: Path) -> None:
+    """Year 999 printed its month as ``999-06`` (strftime's %Y); the game ending 9999-12-31 after
+    midnight raised OverflowError (the day after it, made by format_dates)."""
+    path = games_at(tmp_path, *EDGE_SPANS)
+    bad, out, err = run(path)
+    assert (bad, err) == (0, "")
+    games = [json.loads(line) for line in out.splitlines()]
+    expected = [
+        ("0001-01", "0001-01-01T00:00:00Z", "0001-01-02T00:05:00Z"),
+        ("0999-06", "0999-05-31T23:00:00Z", "0999-06-01T00:01:00Z"),
+        ("9999-12", "9999-12-30T23:00:00Z", "9999-12-31T23:59:59Z"),
+    ]
+    assert [(g["month"], g["start"], g["end"]) for g in games] == expected
+    _, out, _ = run(path, fmt="csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["month"], r["start"], r["end"]) for r in rows] == expected
+    _, out, _ = run(path, game_filter(since="0999-06-01", until="9999-12-31T23:59:59Z"))
+    assert [json.loads(line)["month"] for line in out.splitlines()] == ["0999-06"]
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from gomoku_archive.jobs.month_view import (
     games_per_second,
     month_statuses,
     seconds_left,
+    without_orphans,
 )
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import JobOutcome, QueuedJob, QueueSnapshot, parse_health_check
@@ -349,3 +350,61 @@ def test_a_build_without_progress_has_no_rate() -> None:
     ranges = build(ranges=4, done=0, running=0, queued=4, failed=0, candidates_done=0)
     assert games_per_second(ranges, NOW) is None and seconds_left(ranges, NOW) is None
     assert describe_ranges(ranges, NOW) == "ranges 0/4 done, 0 running, 4 queued"
+
+
+def range_job(archive_id: int, seq: int, *, month: str = "2026-09") -> QueuedJob:
+    job_id = f"export:{month}:build:{archive_id}:range:{seq}"
+    return QueuedJob(job_id, "export_range", {"archive_id": archive_id}, T0, T0, 1, True)
+
+
+@pytest.mark.parametrize(
+    ("export_running", "locked", "building", "shown_running"),
+    [
+        # Build 9 under way: its row is building and its coordinator holds the month's lock.
+        (True, True, True, True),
+        # A dead coordinator: arq still shows its export in progress, nobody holds the lock.
+        (True, False, True, False),
+        # Its building row removed (the month's next run swept it): nothing is under way.
+        (False, True, False, False),
+        (False, False, False, False),
+    ],
+)
+def test_a_range_job_runs_only_while_its_build_is_under_way(
+    export_running: bool, locked: bool, building: bool, shown_running: bool
+) -> None:
+    live, old_build, other_month = (
+        range_job(9, 0),
+        range_job(7, 3),
+        range_job(5, 0, month="2026-08"),
+    )
+    exports = [job("export:2026-09", running=True)] if export_running else []
+    others = [job("export:2026-08"), replace(other_month, running=False)]
+    queue = QueueSnapshot(taken_at=NOW, queued=[*exports, live, old_build, *others])
+    months = month_statuses(
+        first=FIRST,
+        now=NOW,
+        archives=[],
+        queue=queue,
+        locked_months={"2026-09"} if locked else set(),
+        builds={"2026-09": build()} if building else {},  # build 9
+    )
+    shown = without_orphans(queue, months)
+    by_id = {j.job_id: j for j in shown.queued}
+    assert by_id[live.job_id].running is shown_running
+    assert by_id[old_build.job_id].running is False  # never: build 7 is not under way
+    # Everything else as it was, in its order: an orphan shows as queued, not gone.
+    assert [j.job_id for j in shown.queued] == [j.job_id for j in queue.queued]
+    assert [j for j in shown.queued if j.function != "export_range"] == [*exports, others[0]]
+    assert by_id[other_month.job_id] == others[1]
+    document = status_document(
+        now=NOW, months=months, queue=shown, redis_error=None, database_error=None
+    )
+    in_progress = {j["id"] for j in document["jobs"]["inProgress"] if j["kind"] == "range"}
+    assert in_progress == ({live.job_id} if shown_running else set())
+    waiting = {j["id"] for j in document["jobs"]["queued"]}
+    assert old_build.job_id in waiting
+
+
+def test_a_queue_without_orphans_is_returned_as_it_is() -> None:
+    queue = QueueSnapshot(taken_at=NOW, queued=[job("export:2026-09", running=True)])
+    assert without_orphans(queue, []) is queue

@@ -253,8 +253,11 @@ SPOILT: dict[str, st.SearchStrategy[object]] = {
 }
 
 
+ANY_FINISH = st.datetimes(min_value=datetime(1, 3, 1), timezones=st.just(UTC))
+
+
 @st.composite
-def rows(draw: st.DrawFn) -> tuple[object, ...]:
+def rows(draw: st.DrawFn, finishes: st.SearchStrategy[datetime] = ANY_FINISH) -> tuple[object, ...]:
     """Real play as the source gives it, with up to three columns spoilt."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     played = play_game(rng, black_skill=rng.random(), white_skill=rng.random())
@@ -268,10 +271,11 @@ def rows(draw: st.DrawFn) -> tuple[object, ...]:
                 [("RESIGNATION", "BLACK_WIN"), ("TIMEOUT", "WHITE_WIN"), ("AGREEMENT", "DRAW")]
             )
         )
-    finished = draw(st.datetimes(min_value=datetime(1, 3, 1), timezones=st.just(UTC)))
+    finished = draw(finishes)
+    earliest = finished - min(LONGEST_GAME, finished - datetime(1, 1, 1, tzinfo=UTC))
     columns: dict[str, object] = {
         "id": uuid.UUID(int=draw(st.integers(0, 2**128 - 1))),
-        "started_at": finished - draw(st.timedeltas(timedelta(0), LONGEST_GAME)),
+        "started_at": finished - draw(st.timedeltas(timedelta(0), finished - earliest)),
         "finished_at": finished,
         "termination": ending[0],
         "result": ending[1],
@@ -289,6 +293,44 @@ def rows(draw: st.DrawFn) -> tuple[object, ...]:
 @given(rows())
 def test_any_row_takes_the_pass_only_to_the_reference_s_game(columns: tuple[object, ...]) -> None:
     event("the pass took it" if check(columns) is not None else "left to the reference")
+
+
+CALENDAR_ENDS = st.one_of(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(1, 2, 15)),
+    st.datetimes(min_value=datetime(999, 1, 1), max_value=datetime(1000, 1, 1)),
+    st.datetimes(min_value=datetime(9999, 11, 20)),
+    st.datetimes(min_value=datetime(9999, 12, 31)),
+    st.datetimes(),
+).map(lambda naive: naive.replace(tzinfo=UTC))
+"""Finishes in years 1 to 9999, most at the calendar's ends, where a day more or less does not
+exist (a multi-day game ending 9999-12-31 raised OverflowError in the pass and the writer)."""
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(rows(CALENDAR_ENDS))
+def test_a_row_of_any_year_never_raises_and_takes_the_pass_only_to_the_reference_s_game(
+    columns: tuple[object, ...],
+) -> None:
+    at_an_end = getattr(columns[4], "year", None) in (1, 999, 9999)
+    event("finished in year 1, 999 or 9999" if at_an_end else "finished in another year")
+    event("the pass took it" if check(columns) is not None else "left to the reference")
+
+
+@pytest.mark.parametrize(
+    ("started", "finished"),
+    [
+        (datetime(9999, 12, 30, 23, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        (datetime(9999, 11, 30, 23, 59, 59, tzinfo=UTC), datetime(9999, 12, 31, 23, tzinfo=UTC)),
+        (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 2, tzinfo=UTC)),
+        (datetime(999, 12, 31, 23, tzinfo=UTC), datetime(1000, 1, 1, 1, tzinfo=UTC)),
+    ],
+)
+def test_multi_day_games_at_the_calendar_s_ends_take_the_pass(
+    started: datetime, finished: datetime
+) -> None:
+    passed = check(row(started_at=started, finished_at=finished))
+    assert passed is not None
+    assert f"XET[{finished.year:04d}-" in passed[0]
 
 
 @pytest.mark.parametrize(

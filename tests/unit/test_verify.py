@@ -8,7 +8,8 @@ import hashlib
 import struct
 import uuid
 import zlib
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,9 +17,9 @@ from gomoku_archive.gomoku.game import Color, Move, Result, Termination
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name, checksum_line
 from gomoku_archive.profile.stream import ArchiveStream
-from gomoku_archive.profile.writer import ROOT_PROPERTIES, GameRecord, game_line
+from gomoku_archive.profile.writer import LONGEST_GAME, ROOT_PROPERTIES, GameRecord, game_line
 from gomoku_archive.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
-from gomoku_archive.verify.game import VALUE_FORMATS
+from gomoku_archive.verify.game import VALUE_FORMATS, check_line_fast
 
 B, W = Color.BLACK, Color.WHITE
 
@@ -61,6 +62,11 @@ GAMES = [
     ),
 ]
 LINES = [game_line(game) for game in GAMES]
+TOO_LONG = (
+    "XST is more than 31 days before XET: a game lasts at most 31 days (the exporter excludes a "
+    "longer one as incomplete)"
+)
+"""verify's problem for a game longer than the exporter publishes (``writer.LONGEST_GAME``)."""
 
 
 def gz(text: str | bytes) -> bytes:
@@ -181,6 +187,21 @@ def test_games_outside_the_month_of_the_name() -> None:
         (2, Check.OUTSIDE_MONTH),
         (3, Check.OUTSIDE_MONTH),
     ]
+
+
+@pytest.mark.parametrize("month", ["2026-13", "2026-00", "0000-08", "9999-08"])
+def test_an_impossible_month_in_a_well_formed_name_is_a_problem_of_the_file(month: str) -> None:
+    """A name of the right shape whose month cannot exist (or is beyond the archive's last,
+    9998-12) is one problem of the file, its hash prefix still checked; it used to raise
+    AttributeError from the verifier's constructor."""
+    report = verify(GOOD, file_name=f"gomoku-party-{month}-{DIGEST[:16]}.sgf.gz")
+    assert found(report) == [(0, Check.FILE_NAME_MONTH)]
+    assert report.problems[0].message == (
+        f"{month} in the name is no month of the archive (0001-01 to 9998-12)"
+    )
+    assert report.games == 3
+    wrong_hash = verify(GOOD, file_name=f"gomoku-party-{month}-{'0' * 16}.sgf.gz")
+    assert found(wrong_hash) == [(0, Check.FILE_NAME_MONTH), (0, Check.FILE_NAME_HASH)]
 
 
 def test_other_names_skip_the_name_checks_with_a_note() -> None:
@@ -461,9 +482,7 @@ def test_problem_messages_say_what_is_wrong() -> None:
     reversed_times = verify(edit(1, "XST[2026-08-12T12:00:00Z]", "XST[2026-08-13T12:00:00Z]"))
     assert [p.message for p in reversed_times.problems] == ["XST is after XET"]
     far = verify(edit(3, "XET[2026-08-13T09:30:00Z]", "XET[9026-08-13T09:30:00Z]"))
-    assert [p.message for p in far.problems] == [
-        "DT[2026-08-13] should list the 2,556,698 dates from 2026-08-13 to 9026-08-13"
-    ]
+    assert [p.message for p in far.problems] == [TOO_LONG]
     os_byte = verify(GOOD[:9] + b"\x03" + GOOD[10:]).notes[0]
     assert os_byte == (
         "the gzip header's OS byte is 3 (not written by this exporter, which writes 255, unknown)"
@@ -479,6 +498,29 @@ def test_every_varying_root_property_has_a_format() -> None:
 
 
 # --- the archive ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("longer", "problems"),
+    [
+        pytest.param(timedelta(0), [], id="31-days"),
+        pytest.param(timedelta(seconds=1), [(3, Check.PROPERTY_VALUE)], id="31-days-1s"),
+        pytest.param(timedelta(days=400), [(3, Check.PROPERTY_VALUE)], id="a-year"),
+    ],
+)
+def test_a_game_longer_than_the_exporter_allows_is_a_problem(
+    longer: timedelta, problems: list[tuple[int, Check]]
+) -> None:
+    """The exporter excludes a game whose start is more than LONGEST_GAME before its finish
+    (``incomplete``); the profile says so of XET. Such a line, its DT right, is a problem of
+    that game, found by the fast path's refusal and the full path alike."""
+    last = GAMES[2]
+    started = last.finished_at - LONGEST_GAME - longer
+    line = game_line(replace(last, started_at=started))
+    report = verify(with_lines(LINES[0], LINES[1], line))
+    assert found(report) == problems
+    assert [p.message for p in report.problems] == [TOO_LONG] * len(problems)
+    assert (check_line_fast(line.rstrip("\n")) is None) is bool(problems)
 
 
 def test_games_out_of_order() -> None:

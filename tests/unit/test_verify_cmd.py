@@ -187,6 +187,29 @@ def test_wrong_hash_prefix_in_the_name(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 1
 
 
+def test_an_impossible_month_in_a_name_is_that_file_s_problem_and_the_folder_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gomoku-party-2026-13-...`` is well formed but no month: a problem of that file. It
+    raised AttributeError, which ended the run before every later file of the folder."""
+    write_example(tmp_path)
+    impossible = tmp_path / EXAMPLE.name.replace("2026-08", "2026-13")
+    impossible.write_bytes(EXAMPLE.data)
+    (tmp_path / "later.sgf.gz").write_bytes(EXAMPLE.data)
+    code, out, err = run(["verify", str(tmp_path), "--json"], capsys)
+    assert (code, err) == (1, "")
+    reports = {Path(r["path"]).name: r for r in json.loads(out)}
+    assert sorted(reports) == sorted([EXAMPLE.name, impossible.name, "later.sgf.gz"])
+    assert [(p["line"], p["check"]) for p in reports[impossible.name]["problems"]] == [
+        (None, "file_name_month")
+    ]
+    assert reports[impossible.name]["games"] == 200
+    assert reports[EXAMPLE.name]["ok"] and reports["later.sgf.gz"]["ok"]
+    code, out, _ = run(["verify", str(tmp_path)], capsys)
+    assert code == 1
+    assert out.splitlines()[-1] == "3 files: 2 OK, 1 with problems"
+
+
 def test_a_missing_checksum_file_is_a_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,7 @@ from rich.console import Console
 from gomoku_archive.cli import jobs_view
 from gomoku_archive.db.month_statuses import read_month_statuses
 from gomoku_archive.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
-from gomoku_archive.jobs.month_view import MonthStatus
+from gomoku_archive.jobs.month_view import MonthStatus, without_orphans
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import QueueSnapshot
 from gomoku_archive.jobs.status_document import status_document
@@ -82,6 +82,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                 )
         except DatabaseUnavailable as exc:
             database_error = str(exc)
+        if queue is not None and database_error is None:
+            queue = without_orphans(queue, months)
         return queue, redis_error, months, database_error
 
     queue, redis_error, months, database_error = run(main)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from gomoku_archive.about import version
+from gomoku_archive.cli.install_hint import install_line, recorded_origin
 from gomoku_archive.errors import ArchiveError
 
 COMMAND_GROUP = "gomoku_archive.commands"
@@ -151,10 +152,12 @@ def _register_missing(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser], command: str, extra: str
 ) -> None:
     """A command whose extra is not installed: listed in the help, and one clear line when run."""
-    install = f"pip install 'gomoku-party-archive[{extra}]'"
-    parser = subparsers.add_parser(command, help=f"(not installed: {install})", add_help=False)
+    parser = subparsers.add_parser(
+        command, help=f"(not installed: needs the {extra} extra)", add_help=False
+    )
 
     def refuse(args: argparse.Namespace) -> int:
+        install = install_line(extra, recorded_origin())
         raise MissingExtra(f"{command} needs the {extra} extra, which is not installed: {install}")
 
     parser.set_defaults(run=refuse, any_arguments=True)

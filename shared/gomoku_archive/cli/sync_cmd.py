@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -49,7 +48,14 @@ from gomoku_archive.catalog.sync_plan import (
     read_companions,
     read_manifest,
 )
-from gomoku_archive.cli.sync_fetch import DiskFull, Stopped, download, fetch_manifest, parse_json
+from gomoku_archive.cli.sync_fetch import (
+    DiskFull,
+    Stopped,
+    StopSignal,
+    download,
+    fetch_manifest,
+    parse_json,
+)
 from gomoku_archive.cli.verify_cmd import verify_file
 from gomoku_archive.errors import ArchiveError, ConfigError, DownloadFailed
 from gomoku_archive.profile.months import Month
@@ -57,6 +63,10 @@ from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
 
 DEFAULT_BASE_URL = "https://gomokuparty.com"
 MANIFEST_PATH = "/api/v1/database"
+PAGE_PATH = "/database/"
+SERVICE_PAGES = (PAGE_PATH.rstrip("/"), MANIFEST_PATH)
+"""The service's addresses that ``--base-url`` takes for its origin: the public page, what a
+user copies from the browser, and the manifest."""
 MANIFEST_FILE = "manifest.json"
 """The manifest as last read, kept in the folder (for scripts, and for the next conditional
 GET)."""
@@ -87,7 +97,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--base-url",
         default=DEFAULT_BASE_URL,
         metavar="URL",
-        help=f"the archive service (default {DEFAULT_BASE_URL})",
+        help=f"the archive service's origin (default {DEFAULT_BASE_URL}); its page's address, "
+        f"{DEFAULT_BASE_URL}{PAGE_PATH}, also does",
     )
     p.add_argument(
         "--verify",
@@ -162,7 +173,7 @@ class Outcome:
 def cmd_sync(args: argparse.Namespace) -> int:
     if args.first and args.last and args.first > args.last:
         raise ConfigError(f"--from {args.first} is after --to {args.last}")
-    base = _base_url(args.base_url)
+    base = base_origin(args.base_url)
     folder = Path(args.folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -209,11 +220,21 @@ def _summary(outcomes: list[Outcome], what: str) -> str:
     return f"{len(outcomes)} {what}{'s' if len(outcomes) != 1 else ''}: {summary}"
 
 
-def _base_url(text: str) -> str:
+def base_origin(text: str) -> str:
+    """The service's origin (``scheme://host[:port]``) from ``--base-url``: its origin, or the
+    address of its page or its manifest, which a user copies from the browser (a trailing
+    slash, a query or a ``#month`` fragment or not). The service lives at an origin's root
+    (``PUBLIC_BASE_URL`` is one), so any other path is a ``ConfigError`` that says so."""
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"--base-url must be an http:// or https:// address, got {text!r}")
-    return text.rstrip("/")
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.path.rstrip("/") not in ("", *SERVICE_PAGES):
+        raise ConfigError(
+            f"--base-url wants the archive service's origin, such as {origin} (no path; its "
+            f"page's address, {origin}{PAGE_PATH}, also does), got {text!r}"
+        )
+    return origin
 
 
 def _manifest(folder: Path, url: str) -> object:
@@ -247,8 +268,9 @@ def _run(
     plans: list[tuple[MonthPlan, bool]], folder: Path, base: str, args: argparse.Namespace
 ) -> list[Outcome]:
     """Each month's work on a bounded pool of threads; lines printed in month order as soon as
-    a month and those before it are done. Ctrl-C stops the downloads between two blocks."""
-    stop = threading.Event()
+    a month and those before it are done. Ctrl-C stops the downloads at once: their
+    connections are shut down, and each part keeps what arrived."""
+    stop = StopSignal()
     outcomes: list[Outcome] = []
     with _progress() as bar, ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures: list[Future[Outcome]] = [
@@ -316,7 +338,7 @@ def _sync_month(
     folder: Path,
     base: str,
     args: argparse.Namespace,
-    stop: threading.Event,
+    stop: StopSignal,
     bar: Bar,
 ) -> Outcome:
     outcome = Outcome(month_plan, parquet)
@@ -345,7 +367,7 @@ def _sync_month(
     return outcome
 
 
-def _bring(file: RemoteFile, folder: Path, base: str, stop: threading.Event, bar: Bar) -> int:
+def _bring(file: RemoteFile, folder: Path, base: str, stop: StopSignal, bar: Bar) -> int:
     """The current file under its name, its SHA-256 checked; returns the bytes downloaded. A
     file already there is hashed again (a copy damaged since the last run is fetched anew and
     the damaged one kept aside)."""

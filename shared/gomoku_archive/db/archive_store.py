@@ -7,7 +7,7 @@ bytes were read back and checked."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
@@ -388,6 +388,18 @@ async def months_with_leftovers(conn: Connection) -> list[str]:
         "OR EXISTS (SELECT 1 FROM companion_parts p WHERE p.archive_id = a.id) ORDER BY month"
     )
     return [r["month"] for r in rows]
+
+
+async def still_building(conn: Connection, archive_ids: Collection[int]) -> set[int]:
+    """Which of ``archive_ids`` are builds whose row is still ``building`` (the others were
+    published, failed, or removed as a dead build's leftovers: they never build again)."""
+    if not archive_ids:
+        return set()
+    rows = await conn.fetch(
+        "SELECT id FROM archives WHERE id = ANY($1::bigint[]) AND state = 'building'",
+        list(archive_ids),
+    )
+    return {r["id"] for r in rows}
 
 
 async def start_building(conn: Connection, month: str) -> int:

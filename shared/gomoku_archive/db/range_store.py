@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from gomoku_archive.db.pool import Connection, transaction
 from gomoku_archive.db.source import Fingerprint
+from gomoku_archive.errors import IntegrityError
 from gomoku_archive.profile.deflate_parts import PartSummary
 
 RangeState = Literal["queued", "running", "done", "failed"]
@@ -250,16 +251,58 @@ def _range_row(values: dict[str, Any]) -> RangeRow:
     return RangeRow(**values, fingerprint=fingerprint)
 
 
-async def export_again(conn: Connection, archive_id: int, seqs: Sequence[int]) -> int:
-    """Make done ranges of a building archive claimable again (their rows changed since they
-    were read); their parts are replaced by the next attempt's. Returns how many."""
-    status = await conn.execute(
-        "UPDATE archive_ranges r SET state = 'queued', source_rows = NULL, source_sum = NULL "
-        f"WHERE r.archive_id = $1 AND r.seq = ANY($2::int[]) AND r.state = 'done' AND {_BUILDING}",
-        archive_id,
-        list(seqs),
-    )
-    return int(status.split()[-1])
+async def replace_ranges(
+    conn: Connection,
+    archive_id: int,
+    plan: Sequence[tuple[datetime, datetime, int]],
+    kept: Sequence[int | None],
+) -> list[int]:
+    """Make ``plan`` (``(first_second, end_second, planned candidates)`` in archive order) the
+    building archive's ranges, in one transaction: range ``i`` is numbered after the build's
+    last range so far (a range job id is never used twice, and seq order stays archive order);
+    ``kept[i]``, when not None, is the ``seq`` of a done range with the same edges that moves
+    there with its part; every other range of the plan is new and queued, and the build's
+    ranges that are not kept are deleted with their parts. Returns the new ranges' ``seq``
+    (empty when the archive is no longer building: nothing changes then)."""
+    if len(kept) != len(plan):
+        raise ValueError("one entry of kept per range of the plan")
+    async with transaction(conn):
+        base: int | None = await conn.fetchval(
+            f"SELECT max(r.seq) + 1 FROM archive_ranges r WHERE r.archive_id = $1 AND {_BUILDING}",
+            archive_id,
+        )
+        if base is None:
+            return []
+        last = base + len(plan) - 1
+        moves = [(old, base + i, plan[i][2]) for i, old in enumerate(kept) if old is not None]
+        # A kept range's part follows it (ON UPDATE CASCADE, migration 0010).
+        status = await conn.execute(
+            "UPDATE archive_ranges r SET seq = m.new_seq, planned = m.planned, "
+            "last = (m.new_seq = $2) FROM unnest($3::int[], $4::int[], $5::int[]) "
+            "AS m(old_seq, new_seq, planned) "
+            "WHERE r.archive_id = $1 AND r.seq = m.old_seq AND r.state = 'done'",
+            archive_id,
+            last,
+            [old for old, _, _ in moves],
+            [new for _, new, _ in moves],
+            [planned for _, _, planned in moves],
+        )
+        if int(status.split()[-1]) != len(moves):
+            raise IntegrityError(f"archive {archive_id}: a range to keep is not a done range")
+        await conn.execute(
+            "DELETE FROM archive_ranges WHERE archive_id = $1 AND seq < $2", archive_id, base
+        )
+        fresh = [
+            (archive_id, base + i, first, end, base + i == last, planned)
+            for i, ((first, end, planned), old) in enumerate(zip(plan, kept, strict=True))
+            if old is None
+        ]
+        await conn.executemany(
+            "INSERT INTO archive_ranges (archive_id, seq, first_second, end_second, last, planned) "
+            "VALUES ($1, $2, $3, $4, $5, $6)",
+            fresh,
+        )
+    return [row[1] for row in fresh]
 
 
 async def part_pieces(

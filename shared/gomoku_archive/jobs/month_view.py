@@ -5,13 +5,14 @@ here, so both show the same states."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+import dataclasses
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
-from gomoku_archive.jobs.ids import export_month_of
-from gomoku_archive.jobs.queue_view import QueueSnapshot
+from gomoku_archive.jobs.ids import export_month_of, parse_job_id
+from gomoku_archive.jobs.queue_view import QueuedJob, QueueSnapshot
 from gomoku_archive.profile.months import Month, closed_months
 
 MonthState = Literal["missing", "queued", "building", "published", "failed"]
@@ -200,6 +201,33 @@ def month_statuses(
             )
         )
     return statuses
+
+
+def live_builds(months: Iterable[MonthStatus]) -> frozenset[int]:
+    """The builds under way: a month's ``building`` row with ranges whose coordinator holds the
+    month's lock (it does from before its ranges are queued until it ends), as the watchdog
+    judges them (``worker.stale_jobs``). A month whose export arq still shows in progress with
+    its lock free is a dead coordinator's: its build is not under way."""
+    return frozenset(s.ranges.archive_id for s in months if s.ranges is not None and s.lock_held)
+
+
+def without_orphans(queue: QueueSnapshot, months: Sequence[MonthStatus]) -> QueueSnapshot:
+    """``queue`` with no range job shown as running unless its build is under way
+    (``live_builds``). arq keeps a dead worker's in-progress key for hours: a range job of a
+    build that ended, failed or died with its workers is not running, whatever that key says;
+    it shows as queued until the watchdog releases it and it ends as ``skipped``."""
+    builds = live_builds(months)
+
+    def orphan(job: QueuedJob) -> bool:
+        ref = parse_job_id(job.job_id)
+        return job.running and ref.kind == "range" and ref.archive_id not in builds
+
+    if not any(orphan(job) for job in queue.queued):
+        return queue
+    return dataclasses.replace(
+        queue,
+        queued=[dataclasses.replace(j, running=False) if orphan(j) else j for j in queue.queued],
+    )
 
 
 def _export_jobs_by_month(

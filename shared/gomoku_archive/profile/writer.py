@@ -349,15 +349,17 @@ def format_dates(first: date, last: date) -> str:
     if last < first:
         raise ValueError("a game cannot finish before it starts")
     parts = [f"{first.year:04d}-{first.month:02d}-{first.day:02d}"]
-    previous, day = first, first + timedelta(days=1)
-    while day <= last:
+    previous = first
+    # Each next day is made only while one is due: the day after 9999-12-31 does not exist.
+    while previous < last:
+        day = previous + timedelta(days=1)
         if day.year != previous.year:
             parts.append(f"{day.year:04d}-{day.month:02d}-{day.day:02d}")
         elif day.month != previous.month:
             parts.append(f"{day.month:02d}-{day.day:02d}")
         else:
             parts.append(f"{day.day:02d}")
-        previous, day = day, day + timedelta(days=1)
+        previous = day
     return ",".join(parts)
 
 

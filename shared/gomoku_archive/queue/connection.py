@@ -7,7 +7,7 @@ writes for operators), ``snapshot`` (arq's keys read for operators) and ``month_
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -28,6 +28,14 @@ REDIS_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
 )
 """Redis is not there (as opposed to a command Redis refused)."""
+REFUSALS: tuple[type[BaseException], ...] = (
+    redis.exceptions.AuthenticationError,
+    redis.exceptions.AuthorizationError,
+    redis.exceptions.ResponseError,
+)
+"""Redis answered, and said no to us (credentials, permissions, the database number): a
+setting to fix, not an outage to wait out. Authentication errors are ``ConnectionError``s in
+redis-py, so they are told apart before ``REDIS_ERRORS``."""
 ANY_REDIS_ERROR: tuple[type[BaseException], ...] = (*REDIS_ERRORS, redis.exceptions.RedisError)
 
 REDIS_ANSWER_SECONDS = 3.0
@@ -86,10 +94,16 @@ async def connect(
         raise RedisUnavailable(f"cannot reach Redis at {mask_url(redis_url)}: {exc}") from exc
 
 
-async def connect_worker(redis_url: str, *, retries: int, retry_seconds: float = 1.0) -> ArqRedis:
-    """The worker's client pool: each command bounded by ``WORKER_COMMAND_SECONDS`` (arq's own
-    pool bounds only the connect). ``RedisUnavailable`` when Redis did not answer a PING on any
-    of ``retries`` + 1 tries, ``retry_seconds`` apart (a Redis restarting at the worker's start)."""
+async def connect_worker(
+    redis_url: str, *, on_unreachable: Callable[[str], None], retry_seconds: float = 1.0
+) -> ArqRedis:
+    """The worker's client pool, once Redis answers a PING: each command bounded by
+    ``WORKER_COMMAND_SECONDS`` (arq's own pool bounds only the connect). While Redis is away
+    (refused, silent, still loading its data) it asks again every ``retry_seconds``, however
+    long, and tells ``on_unreachable`` why after each try that failed; a Redis that answers
+    and refuses the worker (a wrong password, a database number it does not have) raises
+    ``RedisUnavailable`` at once, as asking again would change nothing. Cancelled, it closes
+    its pool."""
     pool = ConnectionPool.from_url(
         redis_url,
         socket_connect_timeout=CONNECT_SECONDS,
@@ -102,19 +116,21 @@ async def connect_worker(redis_url: str, *, retries: int, retry_seconds: float =
         job_deserializer=deserialize,
         default_queue_name=QUEUE_NAME,
     )
-    tries = 0
-    while True:
-        tries += 1
-        try:
-            await client.ping()
-            return client
-        except ANY_REDIS_ERROR as exc:
-            if tries > retries:
-                await client.aclose(close_connection_pool=True)
+    try:
+        while True:
+            try:
+                await client.ping()
+                return client
+            except REFUSALS as exc:
                 raise RedisUnavailable(
-                    f"cannot reach Redis at {mask_url(redis_url)}: {exc}"
+                    f"Redis at {mask_url(redis_url)} refused the worker: {exc}"
                 ) from exc
-        await asyncio.sleep(retry_seconds)
+            except REDIS_ERRORS as exc:
+                on_unreachable(f"{type(exc).__name__}: {exc}".rstrip(": "))
+            await asyncio.sleep(retry_seconds)
+    except BaseException:
+        await client.aclose(close_connection_pool=True)
+        raise
 
 
 @asynccontextmanager

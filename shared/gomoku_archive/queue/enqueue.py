@@ -10,7 +10,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from arq.connections import ArqRedis
-from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
+from arq.constants import (
+    in_progress_key_prefix,
+    job_key_prefix,
+    result_key_prefix,
+    retry_key_prefix,
+)
 from arq.jobs import Job, serialize_job
 
 from gomoku_archive.errors import RedisUnavailable
@@ -56,10 +61,13 @@ async def enqueue_export(client: ArqRedis, month: Month, *, replace_result: bool
     return job is not None
 
 
-async def enqueue_ranges(client: ArqRedis, month: Month, archive_id: int, ranges: int) -> int:
-    """Queue one ``export_range`` job per range of the build; returns how many were new."""
+async def enqueue_ranges(
+    client: ArqRedis, month: Month, archive_id: int, seqs: Iterable[int]
+) -> int:
+    """Queue one ``export_range`` job per range ``seqs`` of the build; returns how many were
+    new."""
     added = 0
-    for seq in range(ranges):
+    for seq in seqs:
         job = await client.enqueue_job(
             RANGE_FUNCTION,
             _job_id=range_job_id(month, archive_id, seq),
@@ -70,6 +78,36 @@ async def enqueue_ranges(client: ArqRedis, month: Month, archive_id: int, ranges
         )
         added += job is not None
     return added
+
+
+async def dequeue_ranges(
+    client: ArqRedis, month: Month, archive_id: int, seqs: Iterable[int]
+) -> int:
+    """Take the range jobs of ``seqs`` that still wait (queued, or back in the queue from a
+    busy worker) off the queue, once their ranges are done or replaced: run, they could only
+    answer ``skipped``, and meanwhile they would show as waiting work. A job that a worker
+    runs already is left alone. Returns how many were taken off."""
+    removed = 0
+    for seq in seqs:
+        job_id = range_job_id(month, archive_id, seq)
+        keys = [
+            QUEUE_NAME,
+            in_progress_key_prefix + job_id,
+            job_key_prefix + job_id,
+            retry_key_prefix + job_id,
+        ]
+        removed += int(await eval_script(client, _DEQUEUE_WAITING, keys, [job_id]))
+    return removed
+
+
+_DEQUEUE_WAITING = """
+if redis.call('EXISTS', KEYS[2]) > 0 then return 0 end
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[3], KEYS[4])
+return 1
+"""
+"""A job still in the queue and not running: off the queue, with its definition and its try
+count (arq's worker skips an id that is no longer in the queue, even one it has just read)."""
 
 
 async def enqueue_mirror(

@@ -5,7 +5,8 @@
 
 * the companion checksum file (``<64 hex>  <file name>\\n``) and, when the file name follows
   ``gomoku-party-YYYY-MM-<16 hex>.sgf.gz``, that the 16 hex are the SHA-256's first 16 and that
-  every game finished (XET) inside that month;
+  every game finished (XET) inside that month (a month no archive can have, such as 2026-13, is
+  a problem of the file);
 * the gzip framing: a gzip member with deflate and what the profile fixes in its header, MTIME
   0 and no file name (nor a comment, an extra field or a reserved flag, which no profile file
   needs); valid deflate, CRC-32 and ISIZE, exactly one member and nothing after it. Header bytes
@@ -15,7 +16,8 @@
   blank line, nothing around the tree);
 * each game: the profile's root properties present, in order and well formed (see
   ``profile.writer.ROOT_PROPERTIES``), no variation, comment, setup stone or pass, one
-  move per node, a legal replay whose ending agrees with RE and XER;
+  move per node, XST not after XET nor more than ``LONGEST_GAME`` before it (the exporter's
+  rule), a legal replay whose ending agrees with RE and XER;
 * the archive: games strictly increasing by (XET, GN), no GN twice.
 
 Memory is bounded: the input is decompressed in blocks, a line longer than ``MAX_LINE_BYTES``
@@ -124,6 +126,10 @@ class ArchiveVerifier:
         self._max_line = max_line_bytes
         self._max_problems = max_problems
         self._notes: list[str] = []
+        # problems: a max-heap (by line, then arrival) of the first ones, and a count; before
+        # the name is read, since a name can be a problem of its own
+        self._kept: list[tuple[int, int, Problem]] = []
+        self._count = 0
         self._name_hash: str | None = None
         self._month: Month | None = None
         self._read_file_name()
@@ -150,9 +156,6 @@ class ArchiveVerifier:
         self._terminations = dict.fromkeys((t.value for t in Termination), 0)
         self._previous: tuple[datetime, str, int] | None = None
         self._gn_buckets: dict[int, tuple[bytearray, array[int]]] = {}
-        # problems: a max-heap (by line, then arrival) of the first ones, and a count
-        self._kept: list[tuple[int, int, Problem]] = []
-        self._count = 0
 
     # -- input --
 
@@ -256,7 +259,13 @@ class ArchiveVerifier:
         try:
             self._month = Month.parse(match.group(1))
         except InvalidMonth:
-            self._problem(0, Check.FILE_NAME_HASH, f"{match.group(1)} in the name is no month")
+            # Well formed but impossible (2026-13, 0000-01, or 9999-xx, whose end the archive's
+            # months cannot reach): a problem of this file; its games' month is not checked.
+            self._problem(
+                0,
+                Check.FILE_NAME_MONTH,
+                f"{match.group(1)} in the name is no month of the archive (0001-01 to 9998-12)",
+            )
 
     def _check_checksum(self, sha256: str) -> ChecksumStatus:
         if self._checksum_file is None:

@@ -13,7 +13,13 @@ from datetime import UTC, date, datetime
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 from gomoku_archive.gomoku.lines import point_bit
 from gomoku_archive.gomoku.replay import is_valid_bitboards, replay
-from gomoku_archive.profile.writer import RE_BY_OUTCOME, ROOT_PROPERTIES, escape_text, format_dates
+from gomoku_archive.profile.writer import (
+    LONGEST_GAME,
+    RE_BY_OUTCOME,
+    ROOT_PROPERTIES,
+    escape_text,
+    format_dates,
+)
 from gomoku_archive.sgf import GameTree, Node, Property, SgfParseError, parse
 from gomoku_archive.verify.report import Check
 
@@ -60,6 +66,12 @@ VALUE_FORMATS: Mapping[str, tuple[re.Pattern[str], str]] = {
     "XER": (re.compile("|".join(Termination)), "|".join(Termination)),
 }
 """The format of every root property whose value varies (the others have a fixed value)."""
+
+
+LONGER_THAN_A_GAME = (
+    f"XST is more than {LONGEST_GAME.days} days before XET: a game lasts at most "
+    f"{LONGEST_GAME.days} days (the exporter excludes a longer one as incomplete)"
+)
 
 
 def _timestamp(value: str) -> datetime | None:
@@ -178,7 +190,8 @@ def check_line_fast(text: str) -> GameFacts | None:
     Equivalent by construction: ``_LINE_SHAPE`` only matches lines that the parser reads into
     the profile's root properties in order, each with a value ``_check_root`` accepts, and nodes
     of one plain move each; the rest is ``_judge`` for a game with no problem (instants real,
-    XST not after XET, DT right, RE going with XER, ``replay`` valid). Whenever one of those
+    XST not after XET nor more than ``LONGEST_GAME`` before it, DT right, RE going with XER,
+    ``replay`` valid). Whenever one of those
     does not hold, the line is left to the full path. A property test holds the two equal on
     generated, exported and mutated lines."""
     match = _LINE_SHAPE.fullmatch(text)
@@ -195,7 +208,10 @@ def check_line_fast(text: str) -> GameFacts | None:
     if xst[:10] == xet[:10]:  # one day: format_dates gives date.isoformat(), XST's first 10
         if values["DT"] != xst[:10]:
             return None
-    elif dt_problem(values["DT"], start.date(), end.date()) is not None:
+    elif (
+        end - start > LONGEST_GAME  # the 31-day rule: the full path reports it
+        or dt_problem(values["DT"], start.date(), end.date()) is not None
+    ):
         return None
     outcome = _OUTCOMES.get((values["RE"], values["XER"]))
     if outcome is None:
@@ -277,6 +293,9 @@ def _judge(
         if start > end:
             # No DT can be right for a game that ends before it starts: one problem, not two.
             problems.append((Check.PROPERTY_VALUE, "XST is after XET"))
+        elif end - start > LONGEST_GAME:
+            # Nor for one no archive holds (the exporter's 31-day rule): one problem again.
+            problems.append((Check.PROPERTY_VALUE, LONGER_THAN_A_GAME))
         elif "DT" in values:
             problem = dt_problem(values["DT"], start.date(), end.date())
             if problem is not None:

@@ -43,6 +43,13 @@ def _rating(value: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _month(instant: datetime) -> str:
+    """``YYYY-MM`` of a UTC instant, the year in four digits as the archive's names write it
+    (``strftime("%Y")`` gives ``999`` for the year 999 on glibc)."""
+    utc = instant.astimezone(UTC)
+    return f"{utc.year:04d}-{utc.month:02d}"
+
+
 def record(facts: GameFacts) -> dict[str, Any]:
     """One game as JSON-ready data; ``month`` is the UTC month of its finish (XET), the month
     of the archive that holds it; moves as ``[x, y]`` counted from the top-left, as the
@@ -52,7 +59,7 @@ def record(facts: GameFacts) -> dict[str, Any]:
     finished = facts.finished
     return {
         "id": facts.gn,
-        "month": finished.astimezone(UTC).strftime("%Y-%m") if finished is not None else None,
+        "month": _month(finished) if finished is not None else None,
         "start": values.get("XST"),
         "end": values.get("XET"),
         "result": WINNERS[facts.result] if facts.result is not None else None,

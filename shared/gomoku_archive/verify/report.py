@@ -17,6 +17,7 @@ class Check(StrEnum):
     CHECKSUM_NAME = "checksum_name"
     CHECKSUM_MISMATCH = "checksum_mismatch"
     FILE_NAME_HASH = "file_name_hash"
+    FILE_NAME_MONTH = "file_name_month"
     OUTSIDE_MONTH = "outside_month"
     GZIP_HEADER = "gzip_header"
     GZIP_MTIME = "gzip_mtime"

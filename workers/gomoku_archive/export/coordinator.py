@@ -1,15 +1,18 @@
 """A build's ranges from the plan to the last part: the coordinator exports ranges itself
 while any is left to claim, takes over ranges whose claimer stopped (their heartbeat goes stale
 and they become claimable again), waits for the ranges other processes hold, and fails the build
-when a range failed for good. Who else exports ranges is a ``RangeSpread``: arq's range jobs
-(the worker) or local processes (``export.local_ranges``)."""
+when a range failed for good. Then it checks them against one snapshot of the month
+(``export.consistency``); when that snapshot's rows or plan differ, the build's ranges become
+the snapshot's plan and the ranges not kept are exported again, in a new round. Who else exports
+a round's ranges is a ``RangeSpread``: arq's range jobs (the worker) or local processes
+(``export.local_ranges``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +22,7 @@ from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted, SourceKeptChanging
 from gomoku_archive.export import consistency, month_reads, range_run
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
+from gomoku_archive.export.replan import Replan
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 
@@ -31,7 +35,9 @@ POLL_SECONDS = 0.2
 class Progress(Protocol):
     """Told how far an export is; the CLI draws a bar with it, the worker ignores it."""
 
-    def start(self, month: Month, candidates: int) -> None: ...
+    def start(self, month: Month, candidates: int) -> None:
+        """The month's candidates, as planned; told again when the consistency check plans
+        the month anew."""
 
     def advance(self, candidates_done: int, games: int) -> None: ...
 
@@ -41,8 +47,15 @@ class RangeSpread(Protocol):
     range jobs for the worker pool, local processes (``export.local_ranges``)."""
 
     def running(
-        self, month: Month, archive_id: int, ranges: int
-    ) -> AbstractAsyncContextManager[None]: ...
+        self, month: Month, archive_id: int, seqs: Sequence[int]
+    ) -> AbstractAsyncContextManager[None]:
+        """Help while the coordinator waits for the ranges ``seqs`` of a round (the whole
+        plan first, then the ranges a consistency check had exported again); left when
+        every range of the build is done, or the build failed."""
+
+
+Planned = Callable[[int], Awaitable[None]]
+"""Told the month's candidates each time the build is planned anew (time limit, records)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +95,7 @@ class Coordinator:
         month: Month,
         progress: Progress | None,
         options: RangeOptions,
+        planned: Planned | None = None,
     ) -> None:
         self._pool = pool
         self._source_pool = source_pool
@@ -93,47 +107,92 @@ class Coordinator:
         self._worker = options.worker or range_run.claimer_name()
         self._gate = options.gate or asyncio.Lock()
         self._read_connections = options.read_connections
+        self._target = options.range_candidates
+        self._spreads = options.spreads
+        self._planned = planned
         self._done_candidates = 0
         self._done_games = 0
 
     async def run(self) -> list[RangeRow]:
-        """Every range done, and all of them one state of the source (``export.consistency``):
-        ranges whose rows changed since they were read are exported again."""
+        """Every range done, and the ranges exactly the plan and the rows of one snapshot of
+        the source (``export.consistency``): when they are not, the build's ranges become that
+        snapshot's plan, and the ranges not kept are exported again."""
+        todo = [r.seq for r in await range_store.ranges_of(self._conn, self._archive_id)]
         for check in range(1, consistency.MAX_CHECKS + 1):
-            ranges = await self._all_done()
+            ranges = await self._round(todo)
             started = time.monotonic()
-            changed = await consistency.changed_ranges(
+            checked = await consistency.check(
                 self._source_pool,
                 self._table,
                 self._month,
                 ranges,
+                target=self._target,
                 connections=self._read_connections,
             )
+            found = checked.replan
             log.info(
                 "export_consistency_checked",
                 month=str(self._month),
                 archive_id=self._archive_id,
                 check=check,
                 ranges=len(ranges),
-                changed=len(changed),
+                changed=len(found.changed) if found else 0,
+                plan_moved=found.moved if found else False,
                 seconds=round(time.monotonic() - started, 3),
             )
-            if not changed:
+            if found is None:
                 return ranges
             log.warning(
                 "export_source_changed",
                 month=str(self._month),
                 archive_id=self._archive_id,
                 check=check,
-                ranges=changed,
+                ranges=list(found.changed),
+                plan_moved=found.moved,
             )
             if check < consistency.MAX_CHECKS:
-                await range_store.export_again(self._conn, self._archive_id, changed)
+                todo = await self._replan(found, checked)
         raise SourceKeptChanging(
             f"{self._month}: the games kept changing while the month was read "
             f"({consistency.MAX_CHECKS} checks found ranges that differ from one snapshot of "
-            "the table); nothing was published, a later try will read a quieter table"
+            "the table, or from its plan); nothing was published, a later try will read a "
+            "quieter table"
         )
+
+    async def _round(self, todo: Sequence[int]) -> list[RangeRow]:
+        """Every range done: the coordinator and, when there is more than one range ``todo``,
+        the spreads."""
+        async with AsyncExitStack() as spreads:
+            if len(todo) > 1:
+                for spread in self._spreads:
+                    await spreads.enter_async_context(
+                        spread.running(self._month, self._archive_id, todo)
+                    )
+            return await self._all_done()
+
+    async def _replan(self, found: Replan, checked: consistency.Checked) -> list[int]:
+        """The build's ranges become the check's plan; the seqs of those to export."""
+        todo = await range_store.replace_ranges(
+            self._conn,
+            self._archive_id,
+            [(r.start, r.end, r.candidates) for r in found.plan],
+            found.kept,
+        )
+        log.info(
+            "export_replanned",
+            month=str(self._month),
+            archive_id=self._archive_id,
+            ranges=len(found.plan),
+            kept=len(found.plan) - found.to_export,
+            to_export=len(todo),
+            candidates=checked.candidates,
+            publishable=checked.publishable,
+        )
+        if self._planned is not None:
+            await self._planned(checked.candidates)
+        if self._progress is not None:
+            self._progress.start(self._month, checked.candidates)
+        return todo
 
     async def _all_done(self) -> list[RangeRow]:
         while True:

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 
@@ -46,10 +46,12 @@ class LocalProcesses:
             raise ValueError("processes must be at least 1")
 
     @contextlib.asynccontextmanager
-    async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
-        """Helpers for the build ``archive_id`` (at most one per range besides the
+    async def running(
+        self, month: Month, archive_id: int, seqs: Sequence[int]
+    ) -> AsyncIterator[None]:
+        """Helpers for the build ``archive_id`` (at most one per range of ``seqs`` besides the
         coordinator's own), stopped on the way out."""
-        count = min(self.processes - 1, ranges - 1)
+        count = min(self.processes - 1, len(seqs) - 1)
         context = multiprocessing.get_context("spawn")
         helpers: list[BaseProcess] = []
         for n in range(count):

@@ -1,7 +1,8 @@
 """The month export, used by both the worker and the CLI: under the month's lock it removes
 leftovers, plans the month's ranges from per-minute counts (``export.ranges``), has them
 exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
-processes; one range is ``export.range_run``), assembles the parts into one gzip member in
+processes; one range is ``export.range_run``) until they are the rows and the plan of one
+snapshot of the month (``export.consistency``), assembles the parts into one gzip member in
 256 KiB chunks (``export.assembly``) while it writes the month's Parquet companion from the
 ranges' rows beside it (``export.companion.build``), and publishes both in one transaction,
 statistics included;
@@ -14,13 +15,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Literal
 
 import asyncpg
 
-from gomoku_archive.db import archive_store, companion_store, locks, range_store, source
+from gomoku_archive.db import archive_store, companion_store, locks, range_store
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
 from gomoku_archive.db.pool import (
     CONNECTION_ERRORS,
@@ -39,7 +39,7 @@ from gomoku_archive.export.assembly import assemble
 from gomoku_archive.export.companion import build as companion_build
 from gomoku_archive.export.companion.build import StoredCompanion
 from gomoku_archive.export.coordinator import Coordinator, Progress, RangeOptions
-from gomoku_archive.export.ranges import Range, plan_ranges
+from gomoku_archive.export.ranges import Range
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 
@@ -312,13 +312,9 @@ async def _build(
     if progress is not None:
         progress.start(month, candidates)
     coordinator = Coordinator(
-        pool, source_pool, lock_conn, archive_id, table, month, progress, options
+        pool, source_pool, lock_conn, archive_id, table, month, progress, options, planned
     )
-    async with AsyncExitStack() as spreads:
-        if len(plan) > 1:
-            for spread in options.spreads:
-                await spreads.enter_async_context(spread.running(month, archive_id, len(plan)))
-        ranges = await coordinator.run()
+    ranges = await coordinator.run()
     # The companion is written from the ranges' parts while the archive is assembled: two
     # serial steps side by side (pyarrow's encoding in a thread, the copies in PostgreSQL).
     companion = asyncio.create_task(companion_build.from_ranges(pool, archive_id, month, ranges))
@@ -354,9 +350,8 @@ async def _plan(
         counted = await month_reads.count_month(
             conn, source_pool, table, month, connections=options.read_connections
         )
-    start, end = source.month_bounds(month)
     return (
-        plan_ranges(counted.publishable, start, end, target=options.range_candidates),
+        month_reads.plan_month(counted, month, target=options.range_candidates),
         counted.candidates,
     )
 

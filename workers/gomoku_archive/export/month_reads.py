@@ -1,4 +1,5 @@
-"""The two reads of a whole month, the plan's count and the consistency check, cut into slices
+"""The two reads of a whole month, the plan's count and the consistency check (which counts the
+month again in its snapshot, for the plan of the state the file will hold), cut into slices
 that several connections of the source pool read at once, all in ONE snapshot: the first
 connection exports its transaction's snapshot (``pg_export_snapshot``, on a hot standby too)
 and the others import it (``SET TRANSACTION SNAPSHOT``), so the slices together see one state
@@ -21,7 +22,8 @@ from typing import Protocol, TypeVar
 
 from gomoku_archive.db import source
 from gomoku_archive.db.pool import Connection, Pool
-from gomoku_archive.db.source import Fingerprint, MonthCount
+from gomoku_archive.db.source import MonthCount, RangesSeen
+from gomoku_archive.export.ranges import Range, plan_ranges
 from gomoku_archive.profile.months import Month
 
 READ_CONNECTIONS = 4
@@ -92,7 +94,7 @@ async def count_month(
     return MonthCount.joined(counted)
 
 
-async def fingerprint_ranges(
+async def check_ranges(
     first: Connection,
     pool: Pool,
     table: str,
@@ -100,27 +102,33 @@ async def fingerprint_ranges(
     ranges: Sequence[CheckedRange],
     *,
     connections: int,
-) -> list[Fingerprint]:
-    """Every range's fingerprint (``source.fingerprint_ranges``) in one snapshot, runs of
-    consecutive ranges on up to ``connections`` connections; one entry per range, in order."""
+) -> RangesSeen:
+    """Every range's fingerprint and the month's count (``source.check_ranges``) in one
+    snapshot, runs of consecutive ranges on up to ``connections`` connections."""
     month_start, month_end = source.month_bounds(month)
     groups = range_groups(ranges, _slices(connections))
     # A run reads from its first range's first second (the first run from the month's start,
     # as one statement over the month did) to the next run's.
     edges = [month_start, *(g[0].first_second for g in groups[1:]), month_end]
 
-    def fingerprinting(
+    def checking(
         group: Sequence[CheckedRange], lo: datetime, hi: datetime
-    ) -> Callable[[Connection], Awaitable[list[Fingerprint]]]:
+    ) -> Callable[[Connection], Awaitable[RangesSeen]]:
         starts = [r.first_second for r in group]
-        return lambda conn: source.fingerprint_ranges(conn, table, lo, hi, starts)
+        return lambda conn: source.check_ranges(conn, table, lo, hi, starts)
 
     reads = [
-        fingerprinting(g, lo, hi)
-        for g, (lo, hi) in zip(groups, itertools.pairwise(edges), strict=True)
+        checking(g, lo, hi) for g, (lo, hi) in zip(groups, itertools.pairwise(edges), strict=True)
     ]
-    found = await read_in_one_snapshot(first, pool, reads, connections=connections)
-    return [fingerprint for group in found for fingerprint in group]
+    return RangesSeen.joined(
+        await read_in_one_snapshot(first, pool, reads, connections=connections)
+    )
+
+
+def plan_month(count: MonthCount, month: Month, *, target: int) -> list[Range]:
+    """The month's ranges from its count: the one function both a build's first plan and its
+    consistency check plan with, so that the same rows always give the same ranges."""
+    return plan_ranges(count.publishable, *source.month_bounds(month), target=target)
 
 
 async def read_in_one_snapshot(

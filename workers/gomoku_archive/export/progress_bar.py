@@ -54,8 +54,13 @@ class ExportProgressBar:
             self._progress.stop()
 
     def start(self, month: Month, candidates: int) -> None:
-        self._t0 = time.monotonic()
-        self._task = self._progress.add_task(f"export {month}", total=candidates, rate="0")
+        """The month's candidates; again when the consistency check plans it anew: the same
+        bar then counts to the new total, its rate from the first start."""
+        if self._task is not None:
+            self._progress.update(self._task, total=candidates)
+        else:
+            self._t0 = time.monotonic()
+            self._task = self._progress.add_task(f"export {month}", total=candidates, rate="0")
         self._progress.refresh()
 
     def advance(self, candidates_done: int, games: int) -> None:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from arq import Retry
+from arq.connections import ArqRedis
 
-from gomoku_archive.db import range_store
+from gomoku_archive.db import archive_store, locks, range_store
+from gomoku_archive.db.pool import Connection
 from gomoku_archive.errors import ExportFailed, ExportLocked, ExportTimeout, InvalidMonth
 from gomoku_archive.export import month as month_export
 from gomoku_archive.export import range_run
@@ -28,7 +30,7 @@ from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import REDIS_ERRORS
-from gomoku_archive.queue.enqueue import enqueue_ranges
+from gomoku_archive.queue.enqueue import dequeue_ranges, enqueue_ranges
 from gomoku_archive.queue.worker_keys import live_workers
 from gomoku_archive.worker import running_record
 from gomoku_archive.worker.companion_jobs import after_publish
@@ -115,13 +117,19 @@ class _RangeJobs:
     another worker is alive (its heartbeat in Redis), since this worker's own job slots could
     only hand them back (it exports one range at a time, and its coordinator takes every range
     nobody took), and a queue of such jobs would keep its free slot busy handing them back one
-    poll at a time while a mirror job or another month waits behind."""
+    poll at a time while a mirror job or another month waits behind. One job per range of a
+    round (the whole plan, then the ranges a consistency check had exported again: numbers the
+    build never used before, so never an id with a kept result); the round's jobs that still
+    wait when its ranges are all done are taken off the queue."""
 
     ctx: dict[str, Any]
 
     @contextlib.asynccontextmanager
-    async def running(self, month: Month, archive_id: int, ranges: int) -> AsyncIterator[None]:
+    async def running(
+        self, month: Month, archive_id: int, seqs: Sequence[int]
+    ) -> AsyncIterator[None]:
         redis = redis_of(self.ctx)
+        queued = False
         try:
             others = await live_workers(redis) - {worker_of(self.ctx)}
             if not others:
@@ -131,17 +139,38 @@ class _RangeJobs:
                     reason="no other worker is alive; this one's coordinator exports them",
                 )
             else:
-                queued = await enqueue_ranges(redis, month, archive_id, ranges)
+                added = await enqueue_ranges(redis, month, archive_id, seqs)
+                queued = True
                 log.info(
                     "export_ranges_enqueued",
                     archive_id=archive_id,
-                    ranges=queued,
+                    ranges=added,
+                    first_range=seqs[0],
                     other_workers=len(others),
                 )
         except REDIS_ERRORS as exc:  # the coordinator exports every range itself then
             log.warning("export_ranges_not_enqueued", archive_id=archive_id, error=str(exc))
-        # Jobs still queued when the build ends find nothing to claim and end as "skipped".
         yield
+        if queued:
+            await _dequeue_waiting(redis, month, archive_id, seqs)
+
+
+async def _dequeue_waiting(
+    redis: ArqRedis, month: Month, archive_id: int, seqs: Sequence[int]
+) -> None:
+    """Best effort: a job left in the queue only answers ``skipped`` when it runs."""
+    try:
+        removed = await dequeue_ranges(redis, month, archive_id, seqs)
+    except REDIS_ERRORS as exc:
+        log.warning("export_ranges_not_dequeued", archive_id=archive_id, error=str(exc))
+        return
+    if removed:
+        log.info(
+            "export_ranges_dequeued",
+            archive_id=archive_id,
+            ranges=removed,
+            reason="their ranges are done or replaced",
+        )
 
 
 async def export_range(
@@ -152,20 +181,34 @@ async def export_range(
     at once otherwise. While this process exports a range already (its range gate is held: by
     its own coordinator, or by its other range job) the job goes back to the queue at once
     (``Retry``, ``BUSY_REQUEUE_SECONDS`` later) for another worker, at most ``BUSY_REQUEUES``
-    times, then skips: a job slot never waits, and a busy worker's free slot never swallows the
-    jobs other workers could run (the build's coordinator claims every range nobody took). A
-    failure is recorded on the range, where the build's coordinator sees it and tries again
-    (here or elsewhere); the job itself never retries."""
+    times (logged at info the first time only), then skips: a job slot never waits, and a
+    busy worker's free slot never swallows the jobs other workers could run (the build's
+    coordinator claims every range nobody took). A range job of a build no longer under way
+    (ended, or its coordinator gone with the month's lock) skips first of all. A failure is
+    recorded on the range, where the build's coordinator sees it and tries again (here or
+    elsewhere); the job itself never retries."""
     job_id = str(ctx.get("job_id", ""))
     started = time.monotonic()
     with structlog.contextvars.bound_contextvars(job_id=job_id, month=month):
+        pool = pool_of(ctx)
+        async with pool.acquire() as conn:
+            under_way = await _build_under_way(conn, Month.parse(month), archive_id)
+        if not under_way:  # before the gate: such a job never waits for a busy worker
+            return _range_skipped(month, archive_id, seq, started, _BUILD_GONE)
         gate = range_gate_of(ctx)
         if gate.locked():
-            if int(ctx.get("job_try", 1)) <= BUSY_REQUEUES:
-                log.info("export_range_requeued", archive_id=archive_id, range=seq, reason=_BUSY)
+            attempt = int(ctx.get("job_try", 1))
+            if attempt <= BUSY_REQUEUES:
+                getattr(log, requeue_log_level(attempt))(
+                    "export_range_requeued",
+                    archive_id=archive_id,
+                    range=seq,
+                    reason=_BUSY,
+                    retry_in_s=BUSY_REQUEUE_SECONDS,
+                    requeues_left=BUSY_REQUEUES - attempt,
+                )
                 raise Retry(defer=BUSY_REQUEUE_SECONDS)
             return _range_skipped(month, archive_id, seq, started, _BUSY)
-        pool = pool_of(ctx)
         async with gate:  # free (checked just above, with no await since): taken at once
             async with pool.acquire() as conn:
                 claim = await range_store.claim_range(
@@ -188,7 +231,27 @@ BUSY_REQUEUES = 30
 BUSY_REQUEUE_SECONDS = 1.0
 """When it is due again: after the next poll of every other worker (arq polls twice a second)."""
 _BUSY = "this worker exports a range already; the build's coordinator takes the ones left"
-_NOT_CLAIMABLE = "done, taken by another worker, or its build ended"
+
+
+def requeue_log_level(attempt: int) -> str:
+    """``info`` for a range job's first requeue, which says what it waits for; ``debug`` for
+    the others: a table locked for a minute once gave 180 info lines, 3 a second, that said
+    nothing new. The job's end (a run, or ``skipped`` once its requeues are used up) is one
+    ``export_range`` line at info."""
+    return "info" if attempt <= 1 else "debug"
+
+
+_NOT_CLAIMABLE = "done, taken by another worker, replaced by a new plan, or its build ended"
+_BUILD_GONE = "its build is no longer under way (ended, or its coordinator is gone)"
+
+
+async def _build_under_way(conn: Connection, month: Month, archive_id: int) -> bool:
+    """The build's row is still ``building`` and its coordinator holds the month's lock, as it
+    does from before it queues its ranges until it ends; otherwise the build ended or died
+    (a worker pool that crashed) and its ranges are no use to anyone (``worker.stale_jobs``)."""
+    if not await locks.month_lock_held(conn, month):
+        return False
+    return bool(await archive_store.still_building(conn, [archive_id]))
 
 
 def _range_skipped(

@@ -81,6 +81,20 @@ class LoopHeartbeat:
             log.info("worker_redis_back", worker=self.worker, down_s=round(down, 1))
             self._redis_down_since = None
         self._redis_error = redis_error
+        self._beat(now, changed=changed)
+
+    def waited(self, *, redis_error: str) -> None:
+        """The worker, starting, asked Redis and had no answer (``worker.redis_wait`` logs its
+        own lines): the probe sees a live process, and why no job runs. The loop's first turn
+        that Redis answers logs ``worker_redis_back``, counted from the first try."""
+        now = self._clock()
+        changed = self._redis_down_since is None
+        if changed:
+            self._redis_down_since = now
+        self._redis_error = redis_error
+        self._beat(now, changed=changed)
+
+    def _beat(self, now: datetime, *, changed: bool) -> None:
         due = self._written_at is None or now - self._written_at >= timedelta(seconds=BEAT_SECONDS)
         if changed or due:
             self._write(now)

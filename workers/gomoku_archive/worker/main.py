@@ -15,17 +15,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from arq.cron import cron
-from arq.worker import Worker, func
+from arq.worker import func
 
 from gomoku_archive.db.pool import create_pool
-from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.range_run import claimer_name
 from gomoku_archive.jobs.codec import deserialize, serialize
@@ -40,12 +38,13 @@ from gomoku_archive.jobs.ids import (
     SCRUB_CRON_NAME,
 )
 from gomoku_archive.logs import get_logger
-from gomoku_archive.queue.connection import QUEUE_NAME, connect_worker
+from gomoku_archive.queue.connection import QUEUE_NAME
 from gomoku_archive.queue.worker_keys import retire_worker
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
+from gomoku_archive.worker.arq_lines import trim_arq_lines
 from gomoku_archive.worker.companion_jobs import COMPANION_TIMEOUT_SECONDS, build_companion
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import BUSY_REQUEUES, export_month, export_range
@@ -59,6 +58,7 @@ from gomoku_archive.worker.mirror_jobs import (
     scrub_mirror,
 )
 from gomoku_archive.worker.planner import plan_months
+from gomoku_archive.worker.redis_wait import wait_for_redis
 from gomoku_archive.worker.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
 from gomoku_archive.worker.timeouts import EXPORT_CEILING_SECONDS
 from gomoku_archive.worker.watchdog import Watchdog
@@ -84,9 +84,6 @@ throughput comes from more worker processes, which also spreads months over mach
 DEFAULT_GRACE_SECONDS = 25
 """Below Kubernetes' default 30 s termination grace period, so arq cancels cleanly first."""
 DEFAULT_STALE_AFTER_SECONDS = 30.0
-REDIS_START_RETRIES = 5
-"""Tries a second apart before a worker that cannot reach Redis at its start gives up (a Redis
-restarting beside it); once running, it waits for Redis however long it is away."""
 
 _WATCHDOG = "gomoku_watchdog"
 _STARTED = "gomoku_started_at"
@@ -101,21 +98,6 @@ class Schedule:
     second: set[int]
     minute: set[int] | None = None
     hour: set[int] | None = None
-
-
-class ExpectedFailures(logging.Filter):
-    """arq logs every failed job with its traceback. A ``MirrorFailed`` is an expected outcome
-    (a store that refused or stayed away) that ``mirror_jobs`` has logged in full already
-    (``mirror_job``, outcome ``failed``): arq's one line stays, its traceback goes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info is not None and isinstance(record.exc_info[1], MirrorFailed):
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
-_EXPECTED_FAILURES = ExpectedFailures()
 
 
 def check_schedule(period_seconds: int) -> Schedule:
@@ -297,20 +279,34 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     log.info("worker_stopped", worker=context.worker_of(ctx))
 
 
-async def run_worker(settings: Settings, **options: Any) -> Worker:
+async def run_worker(settings: Settings, **options: Any) -> None:
     """Run a worker in the current event loop until SIGTERM/SIGINT (or, with ``burst=True``,
-    until the queue is empty); everything it opened is closed on the way out. Its job loop
-    outlives a Redis outage and beats its heartbeat file (``worker.job_loop``). With S3 set,
-    a bucket it cannot use stops it before anything starts (``storage.s3.require_bucket``)."""
+    until the queue is empty); everything it opened is closed on the way out. Started while
+    Redis is away, it waits for Redis and starts when it answers (``worker.redis_wait``); its
+    job loop then outlives any later outage. Either way it beats its heartbeat file
+    (``worker.job_loop``). With S3 set, a bucket it cannot use stops it before anything starts
+    (``storage.s3.require_bucket``)."""
     if settings.mirror_enabled:
         await require_bucket(settings)
-    arq_log = logging.getLogger("arq.worker")
-    if _EXPECTED_FAILURES not in arq_log.filters:
-        arq_log.addFilter(_EXPECTED_FAILURES)
+    trim_arq_lines()
     arguments = worker_options(settings, **options)
     # Real time, whatever clock the jobs are given: the probe compares it with its own.
     heartbeat = LoopHeartbeat(context.worker_of(arguments["ctx"]), clock=utc_now)
-    client = await connect_worker(settings.redis_url, retries=REDIS_START_RETRIES)
+    try:
+        client = await wait_for_redis(
+            settings.redis_url, heartbeat, handle_signals=arguments["handle_signals"]
+        )
+    except BaseException:  # refused by Redis: no worker ran, so no heartbeat is left behind
+        heartbeat.remove()
+        raise
+    if client is None:
+        heartbeat.remove()
+        log.info(
+            "worker_stopped",
+            worker=context.worker_of(arguments["ctx"]),
+            reason="asked to stop while it waited for Redis",
+        )
+        return
     worker = ArchiveWorker(heartbeat=heartbeat, redis_pool=client, **arguments)
     try:
         await worker.async_run()
@@ -327,4 +323,3 @@ async def run_worker(settings: Settings, **options: Any) -> Worker:
                 "ignore", message="Call to deprecated close", category=DeprecationWarning
             )
             await worker.close()
-    return worker

@@ -1,7 +1,8 @@
 """A small loop beside the jobs in every worker process: it announces the worker to operators
-(``gomoku:worker:<host:pid>``) and releases export jobs whose worker died (see
-``worker.stale_jobs``), so a killed worker's month is built again within a minute rather than
-after arq's in-progress timeout."""
+(``gomoku:worker:<host:pid>``) and releases export jobs whose worker died, and range jobs whose
+build is no longer under way (see ``worker.stale_jobs``), so a killed worker's month is built
+again within a minute, and a crashed pool's range jobs leave the queue, rather than after
+arq's in-progress timeout (hours)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from datetime import datetime
 
 from arq.connections import ArqRedis
 
-from gomoku_archive.db import locks
+from gomoku_archive.db import archive_store, locks
 from gomoku_archive.db.pool import Pool
-from gomoku_archive.jobs.ids import export_month_of
+from gomoku_archive.jobs.ids import parse_job_id
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.worker_keys import (
     RUN_TOKEN_TOLERANCE_MS,
@@ -56,27 +57,36 @@ class Watchdog:
             await asyncio.sleep(self._interval)
 
     async def beat(self) -> list[str]:
-        """One round: announce this worker, release stale exports; returns the released ids."""
+        """One round: announce this worker, release stale exports and range jobs of builds no
+        longer under way; returns the released ids."""
         await announce_worker(
             self._client, self._worker, started_at=self._started_at, ttl=3 * self._interval + 5
         )
         running = await running_exports(self._client)
+        refs = {job_id: parse_job_id(job_id) for job_id in running}
+        months = {r.month for r in refs.values() if r.month is not None}
+        builds = {r.archive_id for r in refs.values() if r.kind == "range" and r.archive_id}
         locked: set[str] = set()
-        if running:
+        live_builds: set[int] = set()
+        if months:
             async with self._pool.acquire() as conn:
-                for job_id in running:
-                    month = export_month_of(job_id)
-                    if month is not None and await locks.month_lock_held(conn, month):
+                for month in months:
+                    if await locks.month_lock_held(conn, month):
                         locked.add(str(month))
+                live_builds = await archive_store.still_building(conn, builds)
         released = []
-        for job_id, token in self._tracker.observe(running, locked, time.monotonic()):
+        now = time.monotonic()
+        for job_id, token in self._tracker.observe(running, locked, now, live_builds=live_builds):
             # Several watchdogs see the same dead run: the release is claimed atomically in
             # Redis, so exactly one of them frees it (and none frees a later run of the job).
             if await release_stale_job(self._client, job_id, token):
                 released.append(job_id)
-                log.warning(
-                    "stale_job_released",
-                    job_id=job_id,
-                    reason="in progress without its month's lock: its worker is gone",
-                )
+                log.warning("stale_job_released", job_id=job_id, reason=_REASONS[refs[job_id].kind])
         return released
+
+
+_REASONS = {
+    "export": "in progress without its month's lock: its worker is gone",
+    "range": "its build is no longer under way (no building row, or no coordinator holding the "
+    "month's lock): it ends as skipped",
+}

@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="release an export job whose worker died after this long (default 30)",
+        help="release an export job whose worker died, or a range job whose build is no "
+        "longer under way, after this long (default 30)",
     )
     p.add_argument("--burst", action="store_true", help="plan, run what is queued, then exit")
     p.add_argument(

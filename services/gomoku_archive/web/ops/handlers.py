@@ -13,7 +13,7 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db.month_statuses import read_month_statuses
 from gomoku_archive.errors import DatabaseUnavailable, InvalidMonth, RedisUnavailable
-from gomoku_archive.jobs.month_view import MonthStatus
+from gomoku_archive.jobs.month_view import MonthStatus, without_orphans
 from gomoku_archive.jobs.planning import export_refusal
 from gomoku_archive.jobs.queue_view import QueueSnapshot
 from gomoku_archive.jobs.status_document import status_document
@@ -211,6 +211,8 @@ async def _gather(request: web.Request) -> Dashboard:
     now = datetime.now(UTC)
     queue, redis_error = await _read_queue(state)
     months, database_error = await _read_months(request, state, now, queue)
+    if queue is not None and database_error is None:
+        queue = without_orphans(queue, months)
     return Dashboard(
         now=now,
         first_month=state.settings.export_first_month,

@@ -12,7 +12,9 @@
 -- archive has at most one served companion.
 --
 -- companion_parts: a done range's rows as an Arrow IPC stream in 256 KiB pieces, keyed by the
--- attempt that wrote them (as archive_parts), until the month's companion is written from them.
+-- attempt that wrote them (as archive_parts), until the month's companion is written from them;
+-- a part follows its range's number when a replanned build keeps the range (as archive_parts
+-- since migration 0010), hence ON UPDATE CASCADE.
 
 ALTER TABLE archives
     ADD COLUMN companion_of bigint REFERENCES archives (id) ON DELETE CASCADE,
@@ -40,7 +42,7 @@ CREATE TABLE companion_parts (
     data        bytea NOT NULL,
     PRIMARY KEY (archive_id, range_seq, attempt, seq),
     FOREIGN KEY (archive_id, range_seq) REFERENCES archive_ranges (archive_id, seq)
-        ON DELETE CASCADE
+        ON DELETE CASCADE ON UPDATE CASCADE
 );
 -- lz4-compressed Arrow buffers: compressing them again in TOAST only costs CPU.
 ALTER TABLE companion_parts ALTER COLUMN data SET STORAGE EXTERNAL;
