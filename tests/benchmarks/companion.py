@@ -5,17 +5,18 @@ section's), exported in one process (the coordinator runs every range itself, so
 of the build is this process's), in turns with and without the companion, ``ROUNDS`` times:
 
 - CPU per game, the build with the companion against the build without (user + system of the
-  export process, its encoding threads included; target at most 1.25 x), and PostgreSQL's
+  export process, the ranges' encoding threads included; target at most 1.25 x), and PostgreSQL's
   backends' CPU per game apart;
-- the serial step: the companion's writing after the ranges (its parts read, the row groups
-  encoded in parallel threads and joined, the chunks written and read back) against the
-  assembly of the archive, which it runs beside (target at most 1 x);
+- the serial step: the companion's join after the ranges (the parts' footers read and joined,
+  the row groups' bytes copied into its chunks inside PostgreSQL, read back, hashed) against
+  the assembly of the archive, which it runs beside (target at most 1 x);
 - the companion's size against the archive's;
 - the backfill (``build_companion``) from the stored archive, per game;
 - peak RSS with and without.
 
-"Without" is the same code with the companion's three entry points replaced by nothing: the
-range's part writer, and the coordinator's file writer. The child process prints one JSON line.
+"Without" is the same code with the companion's two entry points replaced by nothing: the
+range's part (its rows and its row group), and the coordinator's join. The child process prints
+one JSON line.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def _figures(
             "the archive's assembly (beside it)",
             "<=",
             SERIAL_AT_MOST,
-            note=f"{best['threads']} encoding threads, {encode_us:.2f} us of their CPU a game; "
+            note=f"the ranges' encoding {encode_us:.2f} us of CPU a game (in the ranges); "
             f"{best['row_groups']} row groups; runs "
             + ", ".join(f"{r['companion_seconds']:.2f}" for r in runs["with"])
             + " s against "
@@ -183,6 +184,7 @@ async def _build(dsn: str, mode: str) -> dict[str, Any]:
     from gomoku_archive.export import month as month_export
     from gomoku_archive.export import range_run
     from gomoku_archive.export.companion import build as companion_build
+    from gomoku_archive.export.companion import parts as companion_parts
 
     timed: dict[str, float] = {}
     real_assemble, real_from_ranges = export_assembly.assemble, companion_build.from_ranges
@@ -207,14 +209,18 @@ async def _build(dsn: str, mode: str) -> dict[str, Any]:
     class NoPart:
         """The range's companion part, not made: the build without the companion."""
 
-        rows = 0
+        def write(self, lines: list[str]) -> None:
+            pass
 
-        def write(self, lines: list[str]) -> bytes:
-            self.rows += len(lines)
-            return b""
+        async def store(self, *args: Any, **kwargs: Any) -> None:
+            pass
 
-        def finish(self) -> bytes:
-            return b""
+    class TimedPart(companion_parts.RangePart):
+        """The range's companion part, its encoding's CPU time kept."""
+
+        async def store(self, *args: Any, **kwargs: Any) -> None:
+            await super().store(*args, **kwargs)
+            timed["encode_seconds"] = timed.get("encode_seconds", 0.0) + self.encode_seconds
 
     async def no_file(*args: Any, **kwargs: Any) -> None:
         return None
@@ -222,10 +228,11 @@ async def _build(dsn: str, mode: str) -> dict[str, Any]:
     with contextlib.ExitStack() as patches:
         patches.enter_context(patch.object(month_export, "assemble", assemble))
         if mode == "without":
-            patches.enter_context(patch.object(range_run, "PartWriter", NoPart))
+            patches.enter_context(patch.object(range_run, "RangePart", NoPart))
             patches.enter_context(patch.object(companion_build, "from_ranges", no_file))
         else:
             patches.enter_context(patch.object(companion_build, "from_ranges", from_ranges))
+            patches.enter_context(patch.object(range_run, "RangePart", TimedPart))
         return await _run(dsn, mode, timed, stored)
 
 
@@ -234,7 +241,6 @@ async def _run(dsn: str, mode: str, timed: dict[str, float], stored: list[Any]) 
     from gomoku_archive.db.pool import create_pool
     from gomoku_archive.export import month as month_export
     from gomoku_archive.export.companion import backfill as companion_backfill
-    from gomoku_archive.export.companion import build as companion_build
     from gomoku_archive.profile.months import Month
 
     pool = await create_pool(dsn, min_size=1, max_size=12)
@@ -266,8 +272,6 @@ async def _run(dsn: str, mode: str, timed: dict[str, float], stored: list[Any]) 
             out |= {
                 "companion_bytes": companion.built.bytes,
                 "row_groups": companion.built.row_groups,
-                "encode_seconds": companion.encode_seconds,
-                "threads": companion_build.ENCODING_THREADS,
             }
         return out
     finally:

@@ -25,12 +25,12 @@ The formulas (G games, W workers, K candidates a range):
   connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
   the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
   transaction: ``PUBLISH_SECONDS``);
-- the Parquet companion (issue 36, the companion section): each range's part costs ``p`` more
-  CPU per game (the build's CPU with the companion less without, less the encoding threads'
-  CPU), so ``t`` becomes ``t + p`` in ``d``; after the ranges the companion's file is written
-  beside the assembly (its row groups encoded in the coordinator's threads), ``G * s`` with
-  ``s`` its wall time per game as measured here, so the serial part after the ranges is the
-  longer of the two;
+- the Parquet companion (issue 36, the companion section): each range makes and encodes its
+  own row group, ``p`` more CPU per game (the build's CPU with the companion less without), so
+  ``t`` becomes ``t + p`` in ``d``; after the ranges the companion's file is joined beside the
+  assembly the same way (its groups copied inside PostgreSQL, read back, one SHA-256 pass), so
+  it takes the assembly's time for its own bytes, ``z`` times the archive's (the companion
+  section's size ratio), and the serial part after the ranges is the longer of the two;
 - total = plan + fingerprint + ranges + max(assembly + SHA-256, companion) + publish.
 
 PostgreSQL's own CPU during the ranges' phase is ``W * b / t`` cores (``b`` the backend CPU per
@@ -83,9 +83,8 @@ class Inputs:
     sha_bytes_per_s: float
     companion_range_us: float
     """The companion's part in a range: CPU per game."""
-    companion_s_per_game: float
-    """The companion's file after the ranges: wall seconds per game, with this machine's
-    encoding threads."""
+    companion_size_ratio: float
+    """The companion's bytes over the archive's."""
     sources: str
 
 
@@ -132,7 +131,11 @@ def project(
         range_phase=math.ceil(ranges / workers) * one_range,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
-        companion=games * inputs.companion_s_per_game,
+        companion=(
+            size
+            * inputs.companion_size_ratio
+            * (inputs.assembly_pg_s_per_byte + 1 / inputs.sha_bytes_per_s)
+        ),
         publish=PUBLISH_SECONDS,
     )
 
@@ -238,12 +241,7 @@ def gather(results: dict[str, Any]) -> Inputs:
     seconds_sha = size / (sha["value"] * 1e6)
     companion = figures_of("companion")
     (with_cpu,) = [f for n, f in companion.items() if n.startswith("build CPU per game with")]
-    serial = companion["companion's serial step against the assembly"]
-    counted = re.search(r"\(([\d,]+) games\)", with_cpu["name"])
-    assert counted is not None, with_cpu["name"]
-    games = int(counted[1].replace(",", ""))
-    encode = re.search(r"([\d.]+) us of their CPU a game", serial["note"])
-    encode_us = float(encode[1]) if encode else 0.0
+    weight = companion["companion size against the archive"]
     return Inputs(
         cpu_us=cpu,
         backend_us=backend,
@@ -254,8 +252,8 @@ def gather(results: dict[str, Any]) -> Inputs:
         reads_speedup_here=here,
         assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
         sha_bytes_per_s=sha["value"] * 1e6,
-        companion_range_us=max(0.0, with_cpu["value"] - with_cpu["reference"] - encode_us),
-        companion_s_per_game=serial["value"] / games,
+        companion_range_us=max(0.0, with_cpu["value"] - with_cpu["reference"]),
+        companion_size_ratio=weight["value"] / weight["reference"],
         sources="; ".join(sources),
     )
 

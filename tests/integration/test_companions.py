@@ -1,8 +1,9 @@
 """The Parquet companion against a real PostgreSQL: a month's build publishes it beside its
-archive with the same games; its bytes are the golden digest's whatever K, the ranges or the
-processes; the backfill from the stored archive gives the same bytes; it follows its archive
-through unchanged, new and restored rebuilds; and a companion that fails never holds its archive
-back."""
+archive with the same games, a row group per range; its bytes are the golden digest's for a
+month of one range, and depend on the plan (K) as the archive's do, not on the processes; the
+backfill from the stored archive gives the same bytes, cut at the archive's recorded ranges
+(one group when it has none); it follows its archive through unchanged, new and restored
+rebuilds; and a companion that fails never holds its archive back."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from gomoku_archive.companion.names import companion_file_name
 from gomoku_archive.db import archive_store, companion_store, source
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, example_records
-from gomoku_archive.export.companion import build
+from gomoku_archive.errors import IntegrityError
+from gomoku_archive.export.companion import build, file_writer
 from gomoku_archive.export.companion.backfill import companion_for_archive
 from gomoku_archive.export.companion.file_writer import CREATED_BY
 from gomoku_archive.export.coordinator import RangeOptions
@@ -126,34 +128,51 @@ async def test_a_build_publishes_the_golden_companion_of_its_games(
     assert await rows_left(pool, "SELECT count(*) FROM archives WHERE state = 'building'") == 0
 
 
-async def test_neither_k_nor_the_processes_change_the_companion(pool: Pool, db_dsn: str) -> None:
-    """Ranges of 30 games on two processes, one range, ranges of 30 in one process: three
-    archives' bytes, one companion's (the golden one), kept by the month as its archive
-    changes."""
+async def test_the_plan_cuts_the_row_groups_and_not_the_processes(pool: Pool, db_dsn: str) -> None:
+    """Ranges of 30 games on two processes and in one: one archive, one companion of a group
+    per range; one range: the golden archive and the golden one-group companion. K is part of
+    the companion's identity as it is of the archive's."""
     await insert(pool, [source_row(r) for r in example_records()])
     await export(pool, k=30, processes=2, dsn=db_dsn)
     ranged = await month_entry(pool)
     assert ranged["sha256"] != ARCHIVE_GOLDEN, "ranges of K restart the deflate stream"
-    assert ranged["parquet"]["sha256"] == COMPANION_GOLDEN
-    assert await export(pool) == "published"  # one range: other archive bytes
+    assert ranged["parquet"]["sha256"] != COMPANION_GOLDEN, "and cut the row groups"
+    data = await stored_bytes(pool, ranged["parquet"]["file"])
+    groups = pq.ParquetFile(io.BytesIO(data)).metadata
+    sizes = [groups.row_group(i).num_rows for i in range(groups.num_row_groups)]
+    assert sizes == [n for n in await range_games(pool) if n] and len(sizes) > 1
+    assert ranged["parquet"]["rowGroups"] == len(sizes)
+    assert await export(pool) == "published"  # one range: other archive bytes, one group
     whole = await month_entry(pool)
     assert whole["sha256"] == ARCHIVE_GOLDEN
-    assert whole["parquet"] == ranged["parquet"], "the same file, now the new archive's"
-    assert whole["previousFiles"][0]["parquet"] is None
-    assert await export(pool, k=30) == "restored"
+    assert (whole["parquet"]["sha256"], whole["parquet"]["rowGroups"]) == (COMPANION_GOLDEN, 1)
+    assert whole["previousFiles"][0]["parquet"] == ranged["parquet"]
+    assert await export(pool, k=30) == "restored"  # in one process this time
     restored = await month_entry(pool)
     assert restored["sha256"] == ranged["sha256"]
     assert restored["parquet"] == ranged["parquet"]
     served = "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL"
-    assert await rows_left(pool, served) == 1
+    assert await rows_left(pool, served) == 2
+
+
+async def range_games(pool: Pool) -> list[int]:
+    """The games of each range of the published archive's build, in order."""
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT r.games FROM archive_ranges r JOIN archives a ON a.id = r.archive_id "
+            "WHERE a.state = 'published' AND a.companion_of IS NULL ORDER BY r.seq"
+        )
+    return [r["games"] for r in rows]
 
 
 async def test_the_backfill_from_the_stored_archive_gives_the_same_bytes(pool: Pool) -> None:
     """A month published before companions: its companion, made from the .sgf.gz by the
-    worker's job, is byte for byte the one its build would have made."""
+    worker's job, is byte for byte the one its build made, in the row groups of its recorded
+    ranges."""
     await insert(pool, [source_row(r) for r in example_records()])
     await export(pool, k=30)
     built = (await month_entry(pool))["parquet"]
+    assert built["rowGroups"] == len([n for n in await range_games(pool) if n]) > 1
     async with pool.acquire() as conn:
         await conn.execute("DELETE FROM archives WHERE companion_of IS NOT NULL")
         (archive_id,) = await companion_store.archives_without_companion(conn)
@@ -164,6 +183,33 @@ async def test_the_backfill_from_the_stored_archive_gives_the_same_bytes(pool: P
     assert (await companion_for_archive(pool, archive_id)).outcome == "skipped"
     async with pool.acquire() as conn:
         assert await companion_store.archives_without_companion(conn) == []
+
+
+async def test_an_archive_without_recorded_ranges_gets_one_group(pool: Pool) -> None:
+    """A month built before ranges existed has none recorded: its companion is one group."""
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool, k=30)
+    async with pool.acquire() as conn:
+        await conn.execute("DELETE FROM archives WHERE companion_of IS NOT NULL")
+        await conn.execute("DELETE FROM archive_ranges")
+        (archive_id,) = await companion_store.archives_without_companion(conn)
+    assert (await companion_for_archive(pool, archive_id)).outcome == "published"
+    parquet = (await month_entry(pool))["parquet"]
+    assert (parquet["sha256"], parquet["rowGroups"]) == (COMPANION_GOLDEN, 1)
+
+
+async def test_ranges_that_are_not_the_archive_s_games_give_no_companion(pool: Pool) -> None:
+    await insert(pool, [source_row(r) for r in example_records()])
+    await export(pool, k=30)
+    async with pool.acquire() as conn:
+        await conn.execute("DELETE FROM archives WHERE companion_of IS NOT NULL")
+        await conn.execute("UPDATE archive_ranges SET games = games + 1 WHERE seq = 0")
+        archive = await archive_store.published_for_month(conn, str(AUG))
+    assert archive is not None
+    with pytest.raises(IntegrityError, match="ranges recorded for it are not its 200 games"):
+        await build.from_archive(pool, archive)
+    companions = "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL"
+    assert await rows_left(pool, companions) == 0
 
 
 async def test_rebuilds_keep_replace_and_restore_the_companion(pool: Pool) -> None:
@@ -189,16 +235,23 @@ async def test_rebuilds_keep_replace_and_restore_the_companion(pool: Pool) -> No
     assert again["previousFiles"][0]["parquet"] == second["parquet"]
 
 
+@pytest.mark.parametrize("where", ["rows", "encoding"])
 async def test_a_companion_that_fails_leaves_the_archive_published(
-    pool: Pool, monkeypatch: pytest.MonkeyPatch
+    pool: Pool, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
+    """A range whose rows cannot be made, or whose group cannot be encoded, stores no part:
+    the range is done, the archive is published without a companion, and the worker's job
+    makes it from the stored archive."""
     await insert(pool, [source_row(r) for r in example_records()])
 
-    def broken(part: object) -> bytes:
+    def broken(*args: object) -> object:
         raise OSError("the disk under the encoder went away")
 
     with monkeypatch.context() as patch:
-        patch.setattr(build, "encode_group", broken)
+        if where == "rows":
+            patch.setattr(file_writer, "text_columns", broken)
+        else:
+            patch.setattr(file_writer, "encode_group", broken)
         assert await export(pool, k=30) == "published"
     entry = await month_entry(pool)
     assert entry["file"] is not None and entry["parquet"] is None
@@ -208,10 +261,12 @@ async def test_a_companion_that_fails_leaves_the_archive_published(
         await rows_left(pool, "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL") == 0
     )
     assert await rows_left(pool, "SELECT count(*) FROM companion_parts") == 0
+    assert await rows_left(pool, "SELECT count(*) FROM companion_part_footers") == 0
     async with pool.acquire() as conn:
         (archive_id,) = await companion_store.archives_without_companion(conn)
     assert (await companion_for_archive(pool, archive_id)).outcome == "published"
-    assert (await month_entry(pool))["parquet"]["sha256"] == COMPANION_GOLDEN
+    parquet = (await month_entry(pool))["parquet"]
+    assert parquet["rowGroups"] == len([n for n in await range_games(pool) if n]) > 1
 
 
 async def test_a_month_without_games_has_no_companion(pool: Pool) -> None:
@@ -225,16 +280,20 @@ async def test_a_month_without_games_has_no_companion(pool: Pool) -> None:
 
 
 async def test_build_from_archive_writes_the_same_bytes_the_ranges_do(pool: Pool) -> None:
-    """The two build paths, side by side on one published month: the stored archive's lines
-    and the ranges' parts make one file (the backfill's copy is dropped as the same bytes)."""
+    """The two build paths, side by side on one published month of several ranges: the
+    stored archive's lines and the ranges' parts make one file (the backfill's copy is dropped
+    as the same bytes)."""
     await insert(pool, [source_row(r) for r in example_records()])
     await export(pool, k=30)
+    built = (await month_entry(pool))["parquet"]
+    assert built["rowGroups"] > 1
     async with pool.acquire() as conn:
         archive = await archive_store.published_for_month(conn, str(AUG))
     assert archive is not None
     again = await build.from_archive(pool, archive)
     assert again.companion_id is None, "a row holds these bytes already"
-    assert again.built.sha256 == COMPANION_GOLDEN
+    assert again.built.sha256 == built["sha256"]
+    assert again.built.row_groups == built["rowGroups"]
 
 
 async def test_the_planner_queues_and_the_job_builds_a_missing_companion(

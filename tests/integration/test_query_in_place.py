@@ -24,9 +24,9 @@ import duckdb
 import pytest
 
 from gomoku_archive.cli.games_cmd import write_games
-from gomoku_archive.companion.schema import ROW_GROUP_ROWS
 from gomoku_archive.db import migrate, source
 from gomoku_archive.db.pool import create_pool
+from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.month import export_month
 from gomoku_archive.profile.months import Month
 from gomoku_archive.verify.records import GameFilter
@@ -37,9 +37,10 @@ from tests.unit.test_companion import games_view
 
 SMALL = {Month(2026, 8): 700, Month(2026, 9): 500}
 BIG = Month(2026, 10)
-BIG_GAMES = 2 * ROW_GROUP_ROWS + 8_000
-"""About as many games (copies of a template of the demo's): three row groups, two whole ones
-and a short one."""
+BIG_GAMES = 26_000
+"""About as many games (copies of a template of the demo's), exported in ranges of
+``BIG_K`` candidates: three ranges, so three row groups."""
+BIG_K = 10_000
 
 
 def httpfs_extension() -> Path:
@@ -85,7 +86,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]
                 await source.create_reference_table(conn, "games")
             for month, games in [*SMALL.items(), (BIG, BIG_GAMES)]:
                 await seed_month(dsn, month, games)
-                result = await export_month(pool, table="games", month=month)
+                ranges = RangeOptions(range_candidates=BIG_K) if month == BIG else RangeOptions()
+                result = await export_month(pool, table="games", month=month, ranges=ranges)
                 assert result.outcome == "published"
         finally:
             await pool.close()

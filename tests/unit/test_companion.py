@@ -1,13 +1,13 @@
 """The Parquet companion's rows and file: a game's row is what ``games`` reads from the same line
 (every published field, typed), whatever the game; lines that are not the profile's are refused;
-the file's bytes depend on the rows alone (not on how they were batched), carry the fixed options
-and nothing of the moment, and are pinned by a golden digest."""
+the file's bytes depend on the rows and their row groups alone (not on how they were batched), are
+pyarrow's own one-pass file, carry the fixed options and nothing of the moment, and are pinned by a
+golden digest."""
 
 from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import json
 import os
 import random
@@ -26,18 +26,18 @@ from hypothesis import strategies as st
 
 from gomoku_archive.companion import footer
 from gomoku_archive.companion.lines import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
-from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS, ROW_GROUP_ROWS, SCHEMA_ID
+from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.demo.examples import example_records
 from gomoku_archive.demo.player import play_game
-from gomoku_archive.export.companion.columns import SCHEMA, part_batch, record_batch
+from gomoku_archive.export.companion import columns
+from gomoku_archive.export.companion.columns import SCHEMA, record_batch
 from gomoku_archive.export.companion.file_writer import (
     CREATED_BY,
     FILE_METADATA,
-    RowGroups,
-    encode_group,
+    GroupRows,
     writer_options,
 )
-from gomoku_archive.export.companion.parts import PartWriter, read_part
+from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Termination
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line, order_key
@@ -46,9 +46,10 @@ from gomoku_archive.verify.game import check_line
 from tests.budget import examples
 
 # sha256 of the companion of demo.examples.example_records() (the bundled example archive's 200
-# games, in archive order): computed once with pyarrow 26.0.1. A change to the schema, the
-# options, the row definition or the writer's version shows up here.
-GOLDEN_SHA256 = "791c2cf5112a5619b79f8c3189a88d7f5dc5e8d28b57b2876dd39a9f9706feea"
+# games, in archive order, one row group): computed once with pyarrow 26.0.1 (the moves
+# dictionary-encoded since the groups are the ranges'; 791c2cf5... before, the same rows). A
+# change to the schema, the options, the row definition or the writer's version shows up here.
+GOLDEN_SHA256 = "ac92f9fb4dfd132ca1d8fbfa2f5795b0e8a09edff6523aecacf3ce74f70ae9f3"
 
 
 def example_lines() -> list[str]:
@@ -184,65 +185,70 @@ def test_a_rating_beyond_int32_fails_loudly() -> None:
 # --- the file -----------------------------------------------------------------------------------
 
 
-def build(lines: list[str], cuts: list[int], *, group_rows: int = ROW_GROUP_ROWS) -> bytes:
-    """The companion of ``lines`` as the export writes it: handed over in batches cut at
-    ``cuts``, cut into row groups, each group encoded on its own, the groups joined."""
-    groups = RowGroups(rows=group_rows)
-    tables = []
-    edges = [0, *cuts, len(lines)]
-    for start, end in itertools.pairwise(edges):
-        if end > start:
-            tables += groups.add(part_batch(text_columns(lines[start:end])))
-    tables += groups.finish()
-    return b"".join(footer.join(encode_group(t) for t in tables))
+def build(lines: list[str], groups: list[int] | None = None, *, batch: int = 2000) -> bytes:
+    """The companion of ``lines`` as a month's build writes it: a row group of ``groups[i]``
+    rows per range (one group of every line by default), each gathered in batches of ``batch``
+    lines and encoded on its own as a range does, the groups joined."""
+    parts = []
+    start = 0
+    for size in groups or [len(lines)]:
+        rows = GroupRows()
+        for first in range(start, start + size, batch):
+            rows.add(lines[first : min(first + batch, start + size)])
+        parts.append(rows.encode())
+        start += size
+    assert start == len(lines)
+    return b"".join(footer.join(parts))
 
 
-def written_in_one_pass(lines: list[str], *, group_rows: int = ROW_GROUP_ROWS) -> bytes:
-    """The same rows through pyarrow's own writer in one pass: the reference."""
+def written_in_one_pass(lines: list[str], groups: list[int] | None = None) -> bytes:
+    """The same rows through pyarrow's own writer in one pass, a row group per write: the
+    reference."""
+    table = pa.Table.from_batches([record_batch(text_columns(lines))])
     sink = io.BytesIO()
     with pq.ParquetWriter(sink, SCHEMA, **writer_options()) as writer:
         writer.add_key_value_metadata(FILE_METADATA)
-        writer.write_table(
-            pa.Table.from_batches([record_batch(text_columns(lines))]),
-            row_group_size=group_rows,
-        )
+        start = 0
+        for size in groups or [len(lines)]:
+            writer.write_table(table.slice(start, size), row_group_size=size)
+            start += size
     return sink.getvalue()
 
 
-def test_the_groups_joined_are_pyarrow_s_own_file() -> None:
+@pytest.mark.parametrize("groups", [None, [64, 64, 64, 8], [30, 1, 169], [1] * 5 + [195]])
+def test_the_groups_joined_are_pyarrow_s_own_file(groups: list[int] | None) -> None:
     lines = example_lines()
-    for rows in (64, 199, 200, ROW_GROUP_ROWS):
-        assert build(lines, [], group_rows=rows) == written_in_one_pass(lines, group_rows=rows)
+    assert build(lines, groups) == written_in_one_pass(lines, groups)
+    assert pq.ParquetFile(io.BytesIO(build(lines, groups))).metadata.num_row_groups == len(
+        groups or [200]
+    )
 
 
 def test_the_bytes_do_not_depend_on_the_batches() -> None:
     lines = example_lines()
-    whole = build(lines, [], group_rows=64)
-    assert build(lines, [1, 63, 64, 65, 130, 199], group_rows=64) == whole
-    assert build(lines, list(range(1, 200, 7)), group_rows=64) == whole
-    assert pq.ParquetFile(io.BytesIO(whole)).metadata.num_row_groups == 4  # 64, 64, 64, 8
+    for groups in (None, [64, 64, 64, 8]):
+        whole = build(lines, groups)
+        assert {build(lines, groups, batch=b) for b in (1, 7, 63, 64, 65)} == {whole}
 
 
-def test_parts_carry_the_rows_to_the_same_file() -> None:
-    """A range's part (its rows through Arrow IPC) gives the file the rows give."""
+@pytest.mark.parametrize("slice_rows", [1, 7, 64, 10**9])
+def test_the_bytes_do_not_depend_on_the_writer_s_slices(
+    slice_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer is given a group in slices (its memory is a slice's): any slices, one file."""
     lines = example_lines()
-    groups = RowGroups(rows=64)
-    tables = []
-    for start in range(0, 200, 50):
-        writer = PartWriter()
-        data = writer.write(lines[start : start + 30]) + writer.write(
-            lines[start + 30 : start + 50]
-        )
-        assert writer.rows == 50
-        for batch in read_part(data + writer.finish()):
-            tables += groups.add(batch)
-    tables += groups.finish()
-    joined = b"".join(footer.join(encode_group(t) for t in tables))
-    assert joined == build(lines, [], group_rows=64)
+    monkeypatch.setattr(columns, "SLICE_ROWS", slice_rows)
+    assert hashlib.sha256(build(lines)).hexdigest() == GOLDEN_SHA256
+    assert build(lines, [64, 64, 64, 8]) == written_in_one_pass(lines, [64, 64, 64, 8])
+
+
+def test_the_row_groups_text_gives_k() -> None:
+    """The docs' and the profile page's sentence names the exporter's K."""
+    assert f"{RANGE_CANDIDATES:,} games" in ROW_GROUPS
 
 
 def test_the_file_s_options_and_footer() -> None:
-    data = build(example_lines(), [])
+    data = build(example_lines())
     meta = pq.ParquetFile(io.BytesIO(data)).metadata
     assert meta.created_by == CREATED_BY == f"parquet-cpp-arrow version {pa.__version__}"
     assert meta.num_rows == 200 and meta.num_row_groups == 1
@@ -269,7 +275,7 @@ def test_the_file_s_options_and_footer() -> None:
 
 
 def test_the_golden_digest_of_the_example_companion() -> None:
-    assert hashlib.sha256(build(example_lines(), [])).hexdigest() == GOLDEN_SHA256
+    assert hashlib.sha256(build(example_lines())).hexdigest() == GOLDEN_SHA256
 
 
 @pytest.mark.slow  # two Python processes
@@ -278,7 +284,7 @@ def test_the_same_bytes_in_other_processes() -> None:
     code = (
         "import hashlib\n"
         "from tests.unit.test_companion import build, example_lines\n"
-        "print(hashlib.sha256(build(example_lines(), [100])).hexdigest())\n"
+        "print(hashlib.sha256(build(example_lines(), batch=9)).hexdigest())\n"
     )
     digests = set()
     for seed in ("1", "2"):
@@ -295,7 +301,7 @@ def test_the_same_bytes_in_other_processes() -> None:
 
 
 def test_pandas_metadata_names_the_nullable_integers_only() -> None:
-    data = build(example_lines(), [])
+    data = build(example_lines())
     meta = pq.ParquetFile(io.BytesIO(data)).metadata.metadata
     assert meta is not None
     pandas = json.loads(meta[b"pandas"])

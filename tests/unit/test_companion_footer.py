@@ -1,5 +1,6 @@
 """Joining one-group Parquet files (companion.footer): the footer's codec gives pyarrow's bytes
-back, and parts it cannot place are refused rather than joined wrong."""
+back, the groups placed by their footers and lengths alone make pyarrow's one-pass file, and
+parts it cannot place are refused rather than joined wrong."""
 
 from __future__ import annotations
 
@@ -44,6 +45,28 @@ def test_joined_groups_are_the_one_pass_file() -> None:
     assert b"".join(footer.join(parts)) == whole
     joined = pq.read_table(io.BytesIO(whole))
     assert joined.equals(TABLE)
+
+
+def test_footers_and_lengths_alone_place_the_groups() -> None:
+    """What a month's build does: each part's group's bytes copied by someone else to where
+    ``place`` says, the joined footer after them."""
+    options = {"compression": "zstd", "sorting_columns": [pq.SortingColumn(0)]}
+    whole = parquet(TABLE, row_group_size=100, **options)
+    parts = [parquet(TABLE.slice(i, 100), row_group_size=100, **options) for i in (0, 100, 200)]
+    joiner = footer.Joiner()
+    file = bytearray(footer.MAGIC)
+    for part in map(footer.split, parts):
+        assert joiner.place(part.footer, len(part.body)) == len(file)
+        file += part.body
+        assert joiner.size == len(file)
+    assert bytes(file) + joiner.finish() == whole
+    assert (joiner.rows, joiner.row_groups) == (300, 3)
+
+
+def test_a_footer_whose_group_is_not_the_body_s_length_is_refused() -> None:
+    part = footer.split(parquet(TABLE.slice(0, 100)))
+    with pytest.raises(NotJoinable, match="column chunks are"):
+        footer.Joiner().place(part.footer, len(part.body) - 1)
 
 
 def test_parts_that_cannot_be_placed_are_refused() -> None:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # DuckDB, polars and pandas import in seconds
 @pytest.fixture(scope="module")
 def companion(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("companion") / "gomoku-party-2026-08-example.parquet"
-    path.write_bytes(build(example_lines(), []))
+    path.write_bytes(build(example_lines()))
     return path
 
 

@@ -1,9 +1,11 @@
-"""One Parquet file from files of one row group each, encoded apart (in parallel): the groups'
-bytes in order, and one footer that lists every group at its new place. A Parquet file is
-``PAR1``, its row groups' column chunks, the footer (Thrift's compact protocol: the schema, each
-group's column chunks with their byte offsets, the key-value metadata, ``created_by``), the
-footer's length and ``PAR1``. A column chunk's pages hold no offset, so a group's bytes are the
-same wherever it lies; only the offsets in the footer move.
+"""One Parquet file from files of one row group each, encoded apart (in parallel, in the ranges
+of a month's build): the groups' bytes in order, and one footer that lists every group at its new
+place. A Parquet file is ``PAR1``, its row groups' column chunks, the footer (Thrift's compact
+protocol: the schema, each group's column chunks with their byte offsets, the key-value metadata,
+``created_by``), the footer's length and ``PAR1``. A column chunk's pages hold no offset, so a
+group's bytes are the same wherever it lies; only the offsets in the footer move. So a group's
+bytes can be copied to their place by whoever holds them (the build copies them inside
+PostgreSQL): ``Joiner.place`` needs only each part's footer and its group's length.
 
 ``join`` gives byte for byte the file one writer gives for the same groups (a test holds them
 equal for pyarrow's): the first part's footer with every part's group shifted to its place,
@@ -231,9 +233,16 @@ def encode(value: Struct) -> bytes:
 
 # parquet.thrift's field ids
 _FILE_NUM_ROWS, _FILE_ROW_GROUPS = 3, 4
-_GROUP_COLUMNS, _GROUP_NUM_ROWS, _GROUP_FILE_OFFSET, _GROUP_ORDINAL = 1, 3, 5, 7
+_GROUP_COLUMNS, _GROUP_NUM_ROWS, _GROUP_FILE_OFFSET, _GROUP_COMPRESSED, _GROUP_ORDINAL = (
+    1,
+    3,
+    5,
+    6,
+    7,
+)
 _CHUNK_META = 3
 _CHUNK_OFFSET_INDEX, _CHUNK_COLUMN_INDEX = 4, 6
+_META_COMPRESSED = 7
 _META_DATA_PAGE, _META_INDEX_PAGE, _META_DICTIONARY_PAGE, _META_BLOOM = 9, 10, 11, 14
 
 
@@ -243,28 +252,31 @@ class Part:
 
     body: bytes
     """The row group's column chunks: the file without ``PAR1``, footer, length and ``PAR1``."""
-    footer: Struct
+    footer: bytes
+    """The file's footer (its ``FileMetaData``) as written."""
 
 
 def split(data: bytes) -> Part:
-    """A Parquet file of one row group, as ``join`` takes it."""
+    """A Parquet file, cut as ``Joiner.place`` takes it (which checks that it has one group)."""
     if len(data) < 12 or data[:4] != MAGIC or data[-4:] != MAGIC:
         raise NotJoinable("not a Parquet file")
     length = int.from_bytes(data[-8:-4], "little")
     start = len(data) - 8 - length
     if start < 4:
         raise NotJoinable("the footer's length is past the file's start")
-    footer = decode(data[start:-8])
-    groups = _field(footer, _FILE_ROW_GROUPS).value
-    if not isinstance(groups, Collection) or len(groups.items) != 1:
-        raise NotJoinable("not a file of exactly one row group")
-    return Part(data[4:start], footer)
+    return Part(data[4:start], data[start:-8])
 
 
 def _field(value: Struct, field_id: int) -> Field:
     found = value.get(field_id)
     if found is None:
         raise NotJoinable(f"field {field_id} is missing")
+    return found
+
+
+def _int(value: Struct, field_id: int) -> int:
+    found = _field(value, field_id).value
+    assert isinstance(found, int)
     return found
 
 
@@ -275,23 +287,30 @@ def _shift(value: Struct, field_id: int, by: int) -> None:
         found.value += by
 
 
+def _chunks(group: Struct) -> list[Struct]:
+    columns = _field(group, _GROUP_COLUMNS).value
+    assert isinstance(columns, Collection)
+    chunks = []
+    for chunk in columns.items:
+        assert isinstance(chunk, Struct)
+        meta = _field(chunk, _CHUNK_META).value
+        assert isinstance(meta, Struct)
+        chunks.append(meta)
+        if chunk.get(_CHUNK_OFFSET_INDEX) or chunk.get(_CHUNK_COLUMN_INDEX):
+            raise NotJoinable("a page index holds offsets of its own")
+        if meta.get(_META_BLOOM) is not None:
+            raise NotJoinable("a bloom filter's offset is not moved here")
+        # ColumnChunk.file_offset (2) is deprecated; parquet-cpp writes 0 and leaves it so.
+    return chunks
+
+
 def _placed(group: Struct, by: int, ordinal: int) -> Struct:
     """The row group's metadata with every offset moved ``by`` bytes and its ordinal set."""
     _shift(group, _GROUP_FILE_OFFSET, by)
     found = group.get(_GROUP_ORDINAL)
     if found is not None:
         found.value = ordinal
-    columns = _field(group, _GROUP_COLUMNS).value
-    assert isinstance(columns, Collection)
-    for chunk in columns.items:
-        assert isinstance(chunk, Struct)
-        if chunk.get(_CHUNK_OFFSET_INDEX) or chunk.get(_CHUNK_COLUMN_INDEX):
-            raise NotJoinable("a page index holds offsets of its own")
-        # ColumnChunk.file_offset (2) is deprecated; parquet-cpp writes 0 and leaves it so.
-        meta = _field(chunk, _CHUNK_META).value
-        assert isinstance(meta, Struct)
-        if meta.get(_META_BLOOM) is not None:
-            raise NotJoinable("a bloom filter's offset is not moved here")
+    for meta in _chunks(group):
         for field_id in (_META_DATA_PAGE, _META_INDEX_PAGE, _META_DICTIONARY_PAGE):
             _shift(meta, field_id, by)
     return group
@@ -302,11 +321,13 @@ def _without_groups(footer: Struct) -> list[Field]:
 
 
 class Joiner:
-    """The file of one-group parts (of one schema, options and writer) given in order: ``add``
-    each part and write what it returns, then what ``finish`` returns (the footer)."""
+    """The file of one-group parts (of one schema, options and writer) given in order: write
+    ``MAGIC``, then each part's group's bytes as it is placed (``place``; or ``add`` a whole
+    part and write what it returns, ``MAGIC`` included), then what ``finish`` returns (the
+    footer)."""
 
     def __init__(self) -> None:
-        self._position = 0
+        self._position = len(MAGIC)
         self._groups: list[object] = []
         self._first: Struct | None = None
         self.rows = 0
@@ -315,26 +336,39 @@ class Joiner:
     def row_groups(self) -> int:
         return len(self._groups)
 
-    def add(self, data: bytes) -> bytes:
-        """The bytes of part ``data``'s group (after ``PAR1``, for the first)."""
-        part = split(data)
-        if self._first is None:
-            self._first = part.footer
-            self._position = len(MAGIC)
-            head = MAGIC
-        else:
-            if _without_groups(part.footer) != _without_groups(self._first):
-                raise NotJoinable("the parts' schemas, metadata or writers differ")
-            head = b""
-        groups = _field(part.footer, _FILE_ROW_GROUPS).value
-        assert isinstance(groups, Collection)
+    @property
+    def size(self) -> int:
+        """Bytes so far: ``MAGIC`` and the groups placed."""
+        return self._position
+
+    def place(self, footer: bytes, body_bytes: int) -> int:
+        """The next group: a one-group file's ``footer`` whose group is ``body_bytes`` long (the
+        file's bytes after ``MAGIC``). Returns where the group's bytes go in the joined file.
+        Raises ``NotJoinable`` for a footer of another file, schema or size."""
+        decoded = decode(footer)
+        groups = _field(decoded, _FILE_ROW_GROUPS).value
+        if not isinstance(groups, Collection) or len(groups.items) != 1:
+            raise NotJoinable("not a file of exactly one row group")
         (group,) = groups.items
         assert isinstance(group, Struct)
-        rows = _field(group, _GROUP_NUM_ROWS).value
-        assert isinstance(rows, int)
-        self.rows += rows
-        self._groups.append(_placed(group, self._position - len(MAGIC), len(self._groups)))
-        self._position += len(part.body)
+        chunked = sum(_int(meta, _META_COMPRESSED) for meta in _chunks(group))
+        if chunked != body_bytes:
+            raise NotJoinable(f"the group's column chunks are {chunked} bytes, not {body_bytes}")
+        if self._first is None:
+            self._first = decoded
+        elif _without_groups(decoded) != _without_groups(self._first):
+            raise NotJoinable("the parts' schemas, metadata or writers differ")
+        self.rows += _int(group, _GROUP_NUM_ROWS)
+        offset = self._position
+        self._groups.append(_placed(group, offset - len(MAGIC), len(self._groups)))
+        self._position += body_bytes
+        return offset
+
+    def add(self, data: bytes) -> bytes:
+        """The bytes of part ``data``'s group (after ``MAGIC``, for the first)."""
+        part = split(data)
+        head = b"" if self._groups else MAGIC
+        self.place(part.footer, len(part.body))
         return head + part.body
 
     def finish(self) -> bytes:

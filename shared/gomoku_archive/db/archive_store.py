@@ -370,7 +370,7 @@ async def remove_leftovers(conn: Connection, month: str) -> int:
     )
     # Range parts outlive their build only when a run died between its assembly and dropping
     # them; the ranges themselves stay with failed and published rows, for operators.
-    for parts in ("archive_parts", "companion_parts"):
+    for parts in ("archive_parts", "companion_parts", "companion_part_footers"):
         await conn.execute(
             f"DELETE FROM {parts} WHERE archive_id IN "
             "(SELECT id FROM archives WHERE month = $1 AND state <> 'building')",
@@ -531,6 +531,8 @@ async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
         "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id), "
         "parts AS (DELETE FROM archive_parts WHERE archive_id IN (SELECT id FROM failed)), "
         "cparts AS (DELETE FROM companion_parts "
+        "WHERE archive_id IN (SELECT id FROM failed)), "
+        "footers AS (DELETE FROM companion_part_footers "
         "WHERE archive_id IN (SELECT id FROM failed)) "
         "DELETE FROM archive_chunks WHERE archive_id IN (SELECT id FROM failed)",
         archive_id,

@@ -1,6 +1,6 @@
-"""Every statement on the Parquet companions (migration 0012): a range's companion part, a
-companion's building row and its chunks' record, its state following its archive's, and what
-the manifest and the planner read.
+"""Every statement on the Parquet companions (migration 0012): a range's companion part (its
+row group's pieces and footer), a companion's building row and its chunks' record, its state
+following its archive's, and what the manifest and the planner read.
 
 A companion is an ``archives`` row whose ``companion_of`` names its archive (so the download,
 cache and mirror code serve it as a file like any other); ``follow_archives`` is the one place
@@ -18,7 +18,7 @@ from gomoku_archive.db.archive_store import (
     ArchiveRow,
     archive_row,
 )
-from gomoku_archive.db.pool import Connection
+from gomoku_archive.db.pool import Connection, transaction
 from gomoku_archive.db.range_store import RangeClaim
 
 _SERVED = "c.state IN ('published', 'superseded') AND c.file_name IS NOT NULL"
@@ -40,6 +40,18 @@ class BuiltCompanion:
 # --- a range's part ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class PartFooter:
+    """A range's companion part beside its pieces: its row group's rows, the group's length
+    (its pieces' bytes) and the footer of the one-group file it was cut from."""
+
+    range_seq: int
+    attempt: int
+    rows: int
+    body_bytes: int
+    footer: bytes
+
+
 async def write_part(
     conn: Connection, claim: RangeClaim, first_seq: int, pieces: Sequence[bytes]
 ) -> None:
@@ -53,21 +65,45 @@ async def write_part(
     )
 
 
-async def read_part(conn: Connection, archive_id: int, range_seq: int, attempt: int) -> bytes:
-    """The whole part of one range's attempt (a range's rows: a few MB at K games)."""
-    rows = await conn.fetch(
-        "SELECT data FROM companion_parts WHERE archive_id = $1 AND range_seq = $2 "
-        "AND attempt = $3 ORDER BY seq",
-        archive_id,
-        range_seq,
-        attempt,
+async def write_part_footer(
+    conn: Connection, claim: RangeClaim, *, rows: int, body_bytes: int, footer: bytes
+) -> None:
+    """Written once the part's pieces are: a part has a footer only when it is whole."""
+    await conn.execute(
+        "INSERT INTO companion_part_footers "
+        "(archive_id, range_seq, attempt, rows, body_bytes, footer) "
+        "VALUES ($1, $2, $3, $4, $5, $6)",
+        claim.archive_id,
+        claim.seq,
+        claim.attempt,
+        rows,
+        body_bytes,
+        footer,
     )
-    return b"".join(r["data"] for r in rows)
+
+
+async def part_footers(
+    conn: Connection, archive_id: int, parts: Sequence[tuple[int, int]]
+) -> list[PartFooter | None]:
+    """The footers of the parts ``(range_seq, attempt)``, in the order asked; None for a part
+    without one."""
+    rows = await conn.fetch(
+        "SELECT s.range_seq, s.attempt, f.rows, f.body_bytes, f.footer "
+        "FROM unnest($2::int[], $3::int[]) WITH ORDINALITY AS s(range_seq, attempt, ord) "
+        "LEFT JOIN companion_part_footers f ON f.archive_id = $1 "
+        "AND f.range_seq = s.range_seq AND f.attempt = s.attempt ORDER BY s.ord",
+        archive_id,
+        [seq for seq, _ in parts],
+        [attempt for _, attempt in parts],
+    )
+    return [None if r["rows"] is None else PartFooter(**dict(r)) for r in rows]
 
 
 async def drop_parts(conn: Connection, archive_id: int) -> None:
     """Every companion part of a build (its file written, or the build given up)."""
-    await conn.execute("DELETE FROM companion_parts WHERE archive_id = $1", archive_id)
+    async with transaction(conn):
+        await conn.execute("DELETE FROM companion_part_footers WHERE archive_id = $1", archive_id)
+        await conn.execute("DELETE FROM companion_parts WHERE archive_id = $1", archive_id)
 
 
 # --- the companion's row ------------------------------------------------------------------------

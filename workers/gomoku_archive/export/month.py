@@ -3,8 +3,8 @@ leftovers, plans the month's ranges from per-minute counts (``export.ranges``), 
 exported by any process (``export.coordinator``: itself, arq range jobs of other workers, local
 processes; one range is ``export.range_run``) until they are the rows and the plan of one
 snapshot of the month (``export.consistency``), assembles the parts into one gzip member in
-256 KiB chunks (``export.assembly``) while it writes the month's Parquet companion from the
-ranges' rows beside it (``export.companion.build``), and publishes both in one transaction,
+256 KiB chunks (``export.assembly``) while it joins the month's Parquet companion from the
+ranges' row groups beside it (``export.companion.build``), and publishes both in one transaction,
 statistics included;
 every failure is recorded on the month. Memory stays flat: rows arrive through a server-side
 cursor, a range's part is written as it is compressed, and the statistics are counts."""
@@ -315,8 +315,8 @@ async def _build(
         pool, source_pool, lock_conn, archive_id, table, month, progress, options, planned
     )
     ranges = await coordinator.run()
-    # The companion is written from the ranges' parts while the archive is assembled: two
-    # serial steps side by side (pyarrow's encoding in a thread, the copies in PostgreSQL).
+    # The companion is joined from the ranges' row groups while the archive is assembled: two
+    # serial steps side by side, each a copy inside PostgreSQL and a SHA-256 pass.
     companion = asyncio.create_task(companion_build.from_ranges(pool, archive_id, month, ranges))
     try:
         counts, built = await assemble(pool, lock_conn, archive_id, month, ranges)

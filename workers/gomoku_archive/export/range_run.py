@@ -3,7 +3,8 @@ arq worker's range job, or a local process of the ``export`` command): read the 
 in one short transaction on the source, classify and format them with the month's step
 (``Tally.take``), compress them as a raw deflate part of their own (``PartCompressor``), and
 store the part and its tally under the claim's attempt; the same lines become the range's
-companion part (their Parquet rows, ``export.companion.parts``), stored beside it.
+companion part (its row group of the month's Parquet file, ``export.companion.parts``), stored
+beside it.
 
 While it works the claimer refreshes the range's heartbeat; a range whose heartbeat stops (a
 worker SIGKILLed, a machine gone) is claimed again by another process, which writes its part
@@ -21,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from gomoku_archive.db import companion_store, range_store, source
+from gomoku_archive.db import range_store, source
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeClaim
-from gomoku_archive.errors import ExportFailed, IntegrityError
-from gomoku_archive.export.companion.parts import PartWriter
+from gomoku_archive.errors import ExportFailed
+from gomoku_archive.export.companion.parts import RangePart
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.deflate_parts import PartCompressor
@@ -153,8 +154,7 @@ async def _export_range(
             given if given is not None else await stack.enter_async_context(archive_pool.acquire())
         )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
-        companion = PieceWriter(functools.partial(companion_store.write_part, conn, claim))
-        rows_part = PartWriter()
+        rows_part = RangePart()
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # What the range's snapshot held, for the build's consistency check: summed from the
         # very rows read.
@@ -175,7 +175,7 @@ async def _export_range(
         ):
             async for rows in batches:
                 lines = take_rows(rows)
-                await companion.add(rows_part.write(lines))
+                rows_part.write(lines)
                 text = "".join(lines)
                 texts.append(text)
                 held += len(text)
@@ -192,10 +192,7 @@ async def _export_range(
         # The source transaction ends with the read: compressing the tail needs no snapshot.
         await part.add(await stream.finish("".join(texts).encode("utf-8")))
         await part.flush(final=True)
-        await companion.add(rows_part.finish())
-        await companion.flush(final=True)
-        if rows_part.rows != tally.games:
-            raise IntegrityError(f"{claim.month}: the range's rows are not its games")
+        await rows_part.store(conn, claim, games=tally.games)
         if on_progress is not None:
             on_progress(tally.candidates, tally.games)
         done = await range_store.finish_range(

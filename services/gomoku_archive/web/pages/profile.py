@@ -10,7 +10,7 @@ import uuid
 from datetime import UTC, datetime
 
 from gomoku_archive.catalog.manifest import PROFILE, SCOPE
-from gomoku_archive.companion.schema import COLUMNS, COMPRESSION_LEVEL, ROW_GROUP_ROWS, SCHEMA_ID
+from gomoku_archive.companion.schema import COLUMNS, COMPRESSION_LEVEL, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 from gomoku_archive.profile.writer import (
     RE_VALUES,
@@ -88,7 +88,7 @@ def render_profile_page() -> bytes:
         parquet={
             "schema_id": SCHEMA_ID,
             "columns": COLUMNS,
-            "row_group_rows": ROW_GROUP_ROWS,
+            "row_groups": ROW_GROUPS,
             "compression_level": COMPRESSION_LEVEL,
         },
     )

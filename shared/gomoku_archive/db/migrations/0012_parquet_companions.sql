@@ -11,10 +11,13 @@
 -- The month's partial unique index now counts archives only; companions get their own, and an
 -- archive has at most one served companion.
 --
--- companion_parts: a done range's rows as an Arrow IPC stream in 256 KiB pieces, keyed by the
--- attempt that wrote them (as archive_parts), until the month's companion is written from them;
--- a part follows its range's number when a replanned build keeps the range (as archive_parts
--- since migration 0010), hence ON UPDATE CASCADE.
+-- companion_parts: a done range's row group of the companion (the range encodes it from its
+-- games' lines as a one-group Parquet file), the group's bytes in 256 KiB pieces, keyed by the
+-- attempt that wrote them (as archive_parts), until the month's companion is joined from them
+-- (the pieces copied into its chunks inside PostgreSQL, as the archive's assembly does);
+-- companion_part_footers: that file's footer and the group's rows and length, written once the
+-- pieces are. A part follows its range's number when a replanned build keeps the range (as
+-- archive_parts since migration 0010), hence ON UPDATE CASCADE.
 
 ALTER TABLE archives
     ADD COLUMN companion_of bigint REFERENCES archives (id) ON DELETE CASCADE,
@@ -44,5 +47,17 @@ CREATE TABLE companion_parts (
     FOREIGN KEY (archive_id, range_seq) REFERENCES archive_ranges (archive_id, seq)
         ON DELETE CASCADE ON UPDATE CASCADE
 );
--- lz4-compressed Arrow buffers: compressing them again in TOAST only costs CPU.
+-- zstd-compressed Parquet pages: compressing them again in TOAST only costs CPU.
 ALTER TABLE companion_parts ALTER COLUMN data SET STORAGE EXTERNAL;
+
+CREATE TABLE companion_part_footers (
+    archive_id  bigint NOT NULL,
+    range_seq   integer NOT NULL,
+    attempt     integer NOT NULL,
+    rows        integer NOT NULL CHECK (rows > 0),
+    body_bytes  bigint NOT NULL CHECK (body_bytes > 0),
+    footer      bytea NOT NULL,
+    PRIMARY KEY (archive_id, range_seq, attempt),
+    FOREIGN KEY (archive_id, range_seq) REFERENCES archive_ranges (archive_id, seq)
+        ON DELETE CASCADE ON UPDATE CASCADE
+);

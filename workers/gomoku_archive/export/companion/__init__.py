@@ -1,3 +1,4 @@
-"""The Parquet companion's writer (pyarrow): a range's rows as an Arrow part (``columns``,
-``parts``), the parts into one Parquet file in row groups of a fixed number of rows
-(``file_writer``), and the build steps that store it beside its archive (``build``)."""
+"""The Parquet companion's writer (pyarrow): a range's rows from its lines (``columns``), its
+row group encoded as a one-group file (``file_writer``) and stored as its part (``parts``), the
+month's file joined from the parts or made from a stored archive (``build``), and the companion
+of an archive published without one (``backfill``)."""

@@ -1,14 +1,15 @@
-"""The companion file. Rows come in the archive's order (a range part's batches) and are cut
-into row groups of exactly ``ROW_GROUP_ROWS`` (the last shorter) whatever batches they came in
-(``RowGroups``); each group is encoded on its own as a whole one-group Parquet file by pyarrow
-(``encode_group``, in a thread: row groups are encoded in parallel), and the groups are joined
-into one file (``companion.footer.Joiner``): byte for byte the file pyarrow's own writer gives
-for the same rows in one pass (a test holds them equal). So the bytes depend on the rows alone:
-not on K, the ranges, the workers or the threads.
+"""The companion's row groups. Each range of a month's build gathers its games' rows as it
+writes their lines (``GroupRows``) and encodes them, once the range is read, as one row group:
+a whole one-group Parquet file by pyarrow (``encode_group``). The month's file is those groups
+joined in range order (``companion.footer``): byte for byte the file pyarrow's own writer gives
+for the same rows in one pass with a row group per range (a test holds them equal). So the bytes
+depend on the rows and on the month's plan (which rows each range holds), as the archive's do,
+not on which process ran which range or in what batches the rows came.
 
-The options are fixed (``schema``: zstd at a fixed level, dictionaries for the text enums,
-statistics, the sort order, no page index); the footer holds no time, host or random value, and
-the writer's version (``created_by``) is part of the file's identity, as K is the exporter's."""
+The options are fixed (``schema``: zstd at a fixed level, dictionaries for the text enums and
+the moves, statistics, the sort order, no page index); the footer holds no time, host or random
+value, and the writer's version (``created_by``) is part of the file's identity, as K is the
+exporter's."""
 
 from __future__ import annotations
 
@@ -17,15 +18,10 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gomoku_archive.companion.schema import (
-    COLUMNS,
-    COMPRESSION,
-    COMPRESSION_LEVEL,
-    ROW_GROUP_ROWS,
-    SCHEMA_ID,
-    Kind,
-)
-from gomoku_archive.export.companion.columns import PART_SCHEMA, SCHEMA, file_table
+from gomoku_archive.companion.lines import text_columns
+from gomoku_archive.companion.schema import COLUMNS, COMPRESSION, COMPRESSION_LEVEL, SCHEMA_ID, Kind
+from gomoku_archive.export.companion.columns import ROWS_SCHEMA, SCHEMA, file_table, rows_batch
+from gomoku_archive.export.companion.memory import use_kept_pages
 
 CREATED_BY = f"parquet-cpp-arrow version {pa.__version__}"
 """What pyarrow writes as the file's ``created_by`` (a test reads it back)."""
@@ -56,10 +52,12 @@ _NAMES = list(SCHEMA.names)
 
 
 def _leaf(name: str) -> str:
-    """A column's leaf path in the file (a list's values are ``name.list.element``), as the
-    writer's per-column options name it."""
-    field_type = SCHEMA.field(name).type
-    return f"{name}.list.element" if pa.types.is_list(field_type) else name
+    """A column's leaf path in the file (a list's values are ``name.list.element``, a list of
+    lists' ``name.list.element.list.element``), as the writer's per-column options name it."""
+    path, field_type = name, SCHEMA.field(name).type
+    while pa.types.is_list(field_type):
+        path, field_type = f"{path}.list.element", field_type.value_type
+    return path
 
 
 def writer_options() -> dict[str, object]:
@@ -79,10 +77,10 @@ def writer_options() -> dict[str, object]:
     }
 
 
-def encode_group(part: pa.Table) -> bytes:
-    """One row group (rows of ``PART_SCHEMA``) as a whole one-group Parquet file. Releases the
-    GIL while pyarrow encodes: run it in threads."""
-    table = file_table(part)
+def encode_group(rows: pa.Table) -> bytes:
+    """One row group (rows of ``ROWS_SCHEMA``) as a whole one-group Parquet file. Releases the
+    GIL while pyarrow encodes: run it in a thread."""
+    table = file_table(rows)
     sink = pa.BufferOutputStream()  # in C++: no call back into Python while it encodes
     with pq.ParquetWriter(sink, SCHEMA, **writer_options()) as writer:
         writer.add_key_value_metadata(FILE_METADATA)
@@ -91,32 +89,26 @@ def encode_group(part: pa.Table) -> bytes:
     return data
 
 
-class RowGroups:
-    """Batches of ``PART_SCHEMA`` in, in order; tables of exactly ``rows`` rows out, the last
-    one shorter (``finish``). Holds at most one group's rows."""
+class GroupRows:
+    """A row group's rows, gathered from its lines (each call: the next lines, in order) and
+    held as Arrow (a few MB at K games) until ``encode``."""
 
-    def __init__(self, *, rows: int = ROW_GROUP_ROWS) -> None:
-        self._rows = rows
-        self._held: list[pa.RecordBatch] = []
-        self._held_rows = 0
+    def __init__(self) -> None:
+        use_kept_pages()
+        self._batches: list[pa.RecordBatch] = []
+        self.rows = 0
 
-    def add(self, batch: pa.RecordBatch) -> list[pa.Table]:
-        if not batch.schema.equals(PART_SCHEMA):
-            raise ValueError("a batch of another schema than the companion's parts")
-        self._held.append(batch)
-        self._held_rows += batch.num_rows
-        groups = []
-        while self._held_rows >= self._rows:
-            held = pa.Table.from_batches(self._held, schema=PART_SCHEMA)
-            groups.append(held.slice(0, self._rows))
-            rest = held.slice(self._rows)
-            self._held, self._held_rows = rest.to_batches(), rest.num_rows
-        return groups
+    def add(self, lines: list[str]) -> None:
+        """The rows of ``lines`` (``companion.lines``; raises ``NotALine`` for a line that is
+        not a game of the profile)."""
+        if lines:
+            batch = rows_batch(text_columns(lines))
+            self._batches.append(batch)
+            self.rows += batch.num_rows
 
-    def finish(self) -> list[pa.Table]:
-        """The last, short group (none when the rows filled whole groups)."""
-        if not self._held_rows:
-            return []
-        last = pa.Table.from_batches(self._held, schema=PART_SCHEMA)
-        self._held, self._held_rows = [], 0
-        return [last]
+    def encode(self) -> bytes:
+        """The group's one-group Parquet file (``encode_group``), once; there must be a row.
+        The rows are let go as it is encoded."""
+        table = pa.Table.from_batches(self._batches, schema=ROWS_SCHEMA)
+        self._batches = []
+        return encode_group(table)
