@@ -10,6 +10,8 @@ of the build is this process's), in turns with and without the companion, ``ROUN
 - the serial step: the companion's join after the ranges (the parts' footers read and joined,
   the row groups' bytes copied into its chunks inside PostgreSQL, read back, hashed) against
   the assembly of the archive, which it runs beside (target at most 1 x);
+- the coordinator's footer work per range (each group placed, the footer made), which the
+  projection counts for months of thousands of ranges;
 - the companion's size against the archive's;
 - the backfill (``build_companion``) from the stored archive, per game;
 - peak RSS with and without.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import resource
 import subprocess
@@ -139,6 +142,17 @@ def _figures(
             + ", ".join(f"{r['assembly_seconds']:.2f}" for r in runs["with"])
             + " s",
         ),
+        dataclasses.replace(
+            bounded(
+                SECTION,
+                "companion's footer work per range (serial, in the coordinator)",
+                "ms",
+                best["footer_seconds"] * 1e3 / best["row_groups"],
+                at_most=10.0,
+            ),
+            note="each range's group placed (its footer decoded, its offsets moved) and its "
+            "share of the joined footer's encoding: before the copies, for every range",
+        ),
         Figure(
             SECTION,
             "companion size against the archive",
@@ -180,6 +194,7 @@ def _cpu() -> float:
 
 
 async def _build(dsn: str, mode: str) -> dict[str, Any]:
+    from gomoku_archive.companion import footer
     from gomoku_archive.export import assembly as export_assembly
     from gomoku_archive.export import month as month_export
     from gomoku_archive.export import range_run
@@ -222,6 +237,27 @@ async def _build(dsn: str, mode: str) -> dict[str, Any]:
             await super().store(*args, **kwargs)
             timed["encode_seconds"] = timed.get("encode_seconds", 0.0) + self.encode_seconds
 
+    class TimedJoiner(footer.Joiner):
+        """The coordinator's footer work, timed: each range's group placed, the footer made."""
+
+        def place(self, footer: bytes, body_bytes: int) -> int:
+            started = time.perf_counter()
+            try:
+                return super().place(footer, body_bytes)
+            finally:
+                timed["footer_seconds"] = timed.get("footer_seconds", 0.0) + (
+                    time.perf_counter() - started
+                )
+
+        def finish(self) -> bytes:
+            started = time.perf_counter()
+            try:
+                return super().finish()
+            finally:
+                timed["footer_seconds"] = timed.get("footer_seconds", 0.0) + (
+                    time.perf_counter() - started
+                )
+
     async def no_file(*args: Any, **kwargs: Any) -> None:
         return None
 
@@ -233,6 +269,7 @@ async def _build(dsn: str, mode: str) -> dict[str, Any]:
         else:
             patches.enter_context(patch.object(companion_build, "from_ranges", from_ranges))
             patches.enter_context(patch.object(range_run, "RangePart", TimedPart))
+            patches.enter_context(patch.object(companion_build, "Joiner", TimedJoiner))
         return await _run(dsn, mode, timed, stored)
 
 

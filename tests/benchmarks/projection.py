@@ -30,7 +30,8 @@ The formulas (G games, W workers, K candidates a range):
   ``t`` becomes ``t + p`` in ``d``; after the ranges the companion's file is joined beside the
   assembly the same way (its groups copied inside PostgreSQL, read back, one SHA-256 pass), so
   it takes the assembly's time for its own bytes, ``z`` times the archive's (the companion
-  section's size ratio), and the serial part after the ranges is the longer of the two;
+  section's size ratio), plus the coordinator's footer work for each of the ``R`` ranges
+  (measured per range), and the serial part after the ranges is the longer of the two;
 - total = plan + fingerprint + ranges + max(assembly + SHA-256, companion) + publish.
 
 PostgreSQL's own CPU during the ranges' phase is ``W * b / t`` cores (``b`` the backend CPU per
@@ -85,6 +86,8 @@ class Inputs:
     """The companion's part in a range: CPU per game."""
     companion_size_ratio: float
     """The companion's bytes over the archive's."""
+    companion_footer_s_per_range: float
+    """The coordinator's footer work for one range's group."""
     sources: str
 
 
@@ -135,6 +138,7 @@ def project(
             size
             * inputs.companion_size_ratio
             * (inputs.assembly_pg_s_per_byte + 1 / inputs.sha_bytes_per_s)
+            + ranges * inputs.companion_footer_s_per_range
         ),
         publish=PUBLISH_SECONDS,
     )
@@ -242,6 +246,7 @@ def gather(results: dict[str, Any]) -> Inputs:
     companion = figures_of("companion")
     (with_cpu,) = [f for n, f in companion.items() if n.startswith("build CPU per game with")]
     weight = companion["companion size against the archive"]
+    footer = companion["companion's footer work per range (serial, in the coordinator)"]
     return Inputs(
         cpu_us=cpu,
         backend_us=backend,
@@ -254,6 +259,7 @@ def gather(results: dict[str, Any]) -> Inputs:
         sha_bytes_per_s=sha["value"] * 1e6,
         companion_range_us=max(0.0, with_cpu["value"] - with_cpu["reference"]),
         companion_size_ratio=weight["value"] / weight["reference"],
+        companion_footer_s_per_range=footer["value"] / 1e3,
         sources="; ".join(sources),
     )
 

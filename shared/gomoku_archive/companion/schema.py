@@ -23,8 +23,11 @@ column. Each range encodes its own group, in parallel, and the month's file join
 range edges), as the archive does, whose deflate stream restarts at the same edges; the plan
 is a function of the table's state, so a rebuild of the same games gives the same file."""
 COMPRESSION = "zstd"
-COMPRESSION_LEVEL = 3
-"""zstd at its default level: pandas (through pyarrow), polars, DuckDB and pyarrow all read it."""
+COMPRESSION_LEVEL = 1
+"""zstd at its fastest standard level (pandas through pyarrow, polars, DuckDB and pyarrow all
+read zstd): the encoding a range does takes a tenth less CPU than at its default level 3, for a
+file 7 % larger, still about 0.86 x the archive (measured: 50,000 played games, 2.56 against
+2.83 us a game of thread CPU, 76.5 against 71.6 bytes a game)."""
 
 
 class Kind(StrEnum):

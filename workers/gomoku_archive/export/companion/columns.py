@@ -104,9 +104,10 @@ def record_batch(columns: TextColumns) -> pa.RecordBatch:
 
 
 def _instants(texts: list[str]) -> pa.Array:
-    """``YYYY-MM-DDTHH:MM:SS`` in UTC as milliseconds since the epoch."""
-    parsed = pc.strptime(pa.array(texts, pa.string()), format="%Y-%m-%dT%H:%M:%S", unit="ms")
-    return parsed.cast(pa.timestamp("ms", tz="UTC"))
+    """``YYYY-MM-DDTHH:MM:SS`` in UTC as milliseconds since the epoch (Arrow's ISO 8601 cast:
+    half the time of ``strptime`` with a format)."""
+    naive = pa.array(texts, pa.string()).cast(pa.timestamp("ms"))
+    return naive.cast(pa.timestamp("ms", tz="UTC"))
 
 
 def _integers(texts: list[str | None]) -> pa.Array:
