@@ -129,10 +129,13 @@ class _Reader:
             return self.struct()
         raise NotJoinable(f"unknown compact type {kind}")
 
-    def struct(self) -> Struct:
+    def struct(self, spans: list[tuple[int, int, int]] | None = None) -> Struct:
+        """The struct here; ``spans``, when given, gets each field's id and where its bytes
+        start and end."""
         fields: list[Field] = []
         last = 0
         while True:
+            start = self.at
             header = self.byte()
             if header == 0:
                 return Struct(fields)
@@ -142,13 +145,16 @@ class _Reader:
                 fields.append(Field(field_id, kind, kind == _TRUE))
             else:
                 fields.append(Field(field_id, kind, self.value(kind)))
+            if spans is not None:
+                spans.append((field_id, start, self.at))
             last = field_id
 
 
-def decode(data: bytes) -> Struct:
-    """A compact-protocol struct (a Parquet footer's ``FileMetaData``)."""
+def decode(data: bytes, spans: list[tuple[int, int, int]] | None = None) -> Struct:
+    """A compact-protocol struct (a Parquet footer's ``FileMetaData``); ``spans`` gets each of
+    its fields' id, start and end."""
     reader = _Reader(data)
-    found = reader.struct()
+    found = reader.struct(spans)
     if reader.at != len(data):
         raise NotJoinable("bytes after the footer's struct")
     return found
@@ -316,8 +322,14 @@ def _placed(group: Struct, by: int, ordinal: int) -> Struct:
     return group
 
 
-def _without_groups(footer: Struct) -> list[Field]:
-    return [f for f in footer.fields if f.id not in (_FILE_NUM_ROWS, _FILE_ROW_GROUPS)]
+def _without_groups(footer: bytes, spans: list[tuple[int, int, int]]) -> bytes:
+    """The footer's bytes but its row count's and row groups': what the parts of one file share
+    (their schema, metadata and writer), compared as bytes (faster than decoded)."""
+    return b"".join(
+        footer[start:end]
+        for field_id, start, end in spans
+        if field_id not in (_FILE_NUM_ROWS, _FILE_ROW_GROUPS)
+    )
 
 
 class Joiner:
@@ -330,6 +342,7 @@ class Joiner:
         self._position = len(MAGIC)
         self._groups: list[object] = []
         self._first: Struct | None = None
+        self._shared = b""
         self.rows = 0
 
     @property
@@ -345,7 +358,9 @@ class Joiner:
         """The next group: a one-group file's ``footer`` whose group is ``body_bytes`` long (the
         file's bytes after ``MAGIC``). Returns where the group's bytes go in the joined file.
         Raises ``NotJoinable`` for a footer of another file, schema or size."""
-        decoded = decode(footer)
+        spans: list[tuple[int, int, int]] = []
+        decoded = decode(footer, spans)
+        shared = _without_groups(footer, spans)
         groups = _field(decoded, _FILE_ROW_GROUPS).value
         if not isinstance(groups, Collection) or len(groups.items) != 1:
             raise NotJoinable("not a file of exactly one row group")
@@ -355,8 +370,8 @@ class Joiner:
         if chunked != body_bytes:
             raise NotJoinable(f"the group's column chunks are {chunked} bytes, not {body_bytes}")
         if self._first is None:
-            self._first = decoded
-        elif _without_groups(decoded) != _without_groups(self._first):
+            self._first, self._shared = decoded, shared
+        elif shared != self._shared:
             raise NotJoinable("the parts' schemas, metadata or writers differ")
         self.rows += _int(group, _GROUP_NUM_ROWS)
         offset = self._position

@@ -90,16 +90,18 @@ async def write_joined(
 
 
 async def _in_parallel(pool: Pool, connections: int, steps: Iterable[Step]) -> None:
-    """Run every step, each on one of ``connections`` pool connections; the first failure
-    cancels the rest and is raised."""
-    pending = iter(steps)
+    """Run every step, each on one of ``connections`` pool connections (no more than there are
+    steps: a small file's few copies open no idle connection); the first failure cancels the
+    rest and is raised."""
+    listed = list(steps)
+    pending = iter(listed)
 
     async def lane() -> None:
         async with pool.acquire() as conn:
             for step in pending:
                 await step(conn)
 
-    lanes = [asyncio.create_task(lane()) for _ in range(max(1, connections))]
+    lanes = [asyncio.create_task(lane()) for _ in range(max(1, min(connections, len(listed))))]
     try:
         await asyncio.gather(*lanes)
     except BaseException:

@@ -36,7 +36,7 @@ from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import IntegrityError
 from gomoku_archive.export.assembly import ASSEMBLY_CONNECTIONS
-from gomoku_archive.export.companion.file_writer import CREATED_BY, GroupRows
+from gomoku_archive.export.companion.file_writer import CREATED_BY, GroupRows, encode_in_thread
 from gomoku_archive.export.joined_file import write_joined
 from gomoku_archive.export.part_layout import FileLayout
 from gomoku_archive.logs import get_logger
@@ -194,7 +194,7 @@ class _StreamedFile:
             async for group in groups:
                 if encoding is not None:
                     await self._write_group(await encoding)
-                encoding = asyncio.ensure_future(asyncio.to_thread(_encode, group))
+                encoding = asyncio.ensure_future(encode_in_thread(group))
             if encoding is not None:
                 await self._write_group(await encoding)
         finally:
@@ -226,13 +226,6 @@ class _StreamedFile:
             size=self.size,
             rows=rows,
         )
-
-
-def _encode(group: GroupRows) -> tuple[bytes, float]:
-    """The group's one-group file, and the thread's CPU time for it."""
-    started = time.thread_time()
-    data = group.encode()
-    return data, time.thread_time() - started
 
 
 async def _record(

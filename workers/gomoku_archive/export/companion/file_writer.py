@@ -13,7 +13,10 @@ exporter's."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -112,3 +115,22 @@ class GroupRows:
         table = pa.Table.from_batches(self._batches, schema=ROWS_SCHEMA)
         self._batches = []
         return encode_group(table)
+
+
+_ENCODER = ThreadPoolExecutor(1, thread_name_prefix="companion-encode")
+"""The one thread a process encodes its groups in. jemalloc keeps a thread's freed pages for
+its next group (``memory``): one thread keeps one group's worth, where the event loop's default
+executor spread the groups over its threads and kept a group's worth for each (a 200,000-game
+build's peak RSS grew with its ranges, 336 MiB against 155 without the companion)."""
+
+
+async def encode_in_thread(group: GroupRows) -> tuple[bytes, float]:
+    """``group.encode()`` in the encoding thread (pyarrow encodes without the GIL, and the
+    event loop goes on), and that thread's CPU time for it."""
+    return await asyncio.get_running_loop().run_in_executor(_ENCODER, _timed_encode, group)
+
+
+def _timed_encode(group: GroupRows) -> tuple[bytes, float]:
+    started = time.thread_time()
+    data = group.encode()
+    return data, time.thread_time() - started

@@ -12,15 +12,13 @@ the stored archive."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import time
 
 from gomoku_archive.companion.footer import split
 from gomoku_archive.db import companion_store
 from gomoku_archive.db.pool import Connection
 from gomoku_archive.db.range_store import RangeClaim
-from gomoku_archive.export.companion.file_writer import GroupRows
+from gomoku_archive.export.companion.file_writer import GroupRows, encode_in_thread
 from gomoku_archive.logs import get_logger
 from gomoku_archive.storage.chunks import PieceWriter
 
@@ -53,15 +51,9 @@ class RangePart:
         self._failure = f"{type(exc).__name__}: {exc}"
         self._rows = GroupRows()  # its rows let go
 
-    def _encode(self) -> bytes:
-        started = time.thread_time()
-        data = self._rows.encode()
-        self.encode_seconds = time.thread_time() - started
-        return data
-
     async def store(self, conn: Connection, claim: RangeClaim, *, games: int) -> None:
-        """Encode the group (in a thread: pyarrow encodes without the GIL, and the event loop
-        keeps the range's heartbeat) and store it under ``claim``. A range without games has
+        """Encode the group (in the encoding thread: the event loop keeps the range's
+        heartbeat) and store it under ``claim``. A range without games has
         no part, nor one whose rows failed or are not its ``games`` (logged)."""
         if not games:
             return
@@ -89,7 +81,8 @@ class RangePart:
             self._failure = f"{self.rows} rows for {games} games"
         if self._failure is None:
             try:
-                return await asyncio.to_thread(self._encode)
+                data, self.encode_seconds = await encode_in_thread(self._rows)
+                return data
             except Exception as exc:  # the companion's, not the archive's: see the module
                 self._fail(exc)
         return None
