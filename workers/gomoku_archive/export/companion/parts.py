@@ -53,8 +53,8 @@ class RangePart:
 
     async def store(self, conn: Connection, claim: RangeClaim, *, games: int) -> None:
         """Encode the group (in the encoding thread: the event loop keeps the range's
-        heartbeat) and store it under ``claim``. A range without games has
-        no part, nor one whose rows failed or are not its ``games`` (logged)."""
+        heartbeat) and store it under ``claim``. A range without games has no part, nor one
+        whose rows failed or are not its ``games`` (logged)."""
         if not games:
             return
         data = await self._encoded(games)
