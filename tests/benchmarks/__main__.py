@@ -21,7 +21,7 @@ from .machine import describe, load_average
 from .report import merge_json, render_markdown, table
 from .support import PG_ADMIN_DSN
 
-SECTIONS = ("http", "export", "verify", "ranges", "assembly", "pool", "projection")
+SECTIONS = ("http", "export", "verify", "ranges", "assembly", "companion", "pool", "projection")
 HERE = Path(__file__).resolve().parent
 
 

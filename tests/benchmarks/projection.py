@@ -29,7 +29,14 @@ The formulas (G games, W workers, K candidates a range):
   connections, not the workers; rate at the largest size measured) and its SHA-256 pass over
   the file (``B = G * 115`` bytes: the issue's 11.5 GB for 100M games), and the publish (one
   transaction: ``PUBLISH_SECONDS``);
-- total = plan + fingerprint + ranges + assembly + SHA-256 + publish.
+- the Parquet companion (issue 36, the companion section): each range makes and encodes its
+  own row group, ``p`` more CPU per game (the build's CPU with the companion less without), so
+  ``t`` becomes ``t + p`` in ``d``; after the ranges the companion's file is joined beside the
+  assembly the same way (its groups copied inside PostgreSQL, read back, one SHA-256 pass), so
+  it takes the assembly's time for its own bytes, ``z`` times the archive's (the companion
+  section's size ratio), plus the coordinator's footer work for each of the ``R`` ranges
+  (measured per range), and the serial part after the ranges is the longer of the two;
+- total = plan + fingerprint + ranges + max(assembly + SHA-256, companion) + publish.
 
 PostgreSQL's own CPU during the ranges' phase is ``W * b / t`` cores (``b`` the backend CPU per
 game): the projection assumes the database has them."""
@@ -79,6 +86,12 @@ class Inputs:
     """What READ_CONNECTIONS connections gave over one on this machine (count and check)."""
     assembly_pg_s_per_byte: float
     sha_bytes_per_s: float
+    companion_range_us: float
+    """The companion's part in a range: CPU per game."""
+    companion_size_ratio: float
+    """The companion's bytes over the archive's."""
+    companion_footer_s_per_range: float
+    """The coordinator's footer work for one range's group."""
     sources: str
     wave_overhead_s: dict[int, float] = dataclasses.field(default_factory=dict)
     """The simulated pool's overhead per wave of ranges, by workers (``pool-details.json``)."""
@@ -105,6 +118,8 @@ class Projected:
     range_phase: float
     assembly: float
     sha: float
+    companion: float
+    """Beside the assembly and its SHA-256 pass."""
     publish: float
 
     @property
@@ -113,8 +128,7 @@ class Projected:
             self.plan
             + self.fingerprint
             + self.range_phase
-            + self.assembly
-            + self.sha
+            + max(self.assembly + self.sha, self.companion)
             + self.publish
         )
 
@@ -126,7 +140,7 @@ def project(
     connections (all of it with a core each; ``inputs.reads_speedup_here`` on this machine)."""
     candidates = games * inputs.candidates_per_game
     ranges = math.ceil(candidates / K)
-    one_range = K * inputs.cpu_us / 1e6 + inputs.range_overhead_s
+    one_range = K * (inputs.cpu_us + inputs.companion_range_us) / 1e6 + inputs.range_overhead_s
     per_wave, latency = inputs.pool_overhead(workers)
     size = games * BYTES_PER_GAME
     return Projected(
@@ -138,6 +152,12 @@ def project(
         range_phase=math.ceil(ranges / workers) * (one_range + per_wave) + latency,
         assembly=size * inputs.assembly_pg_s_per_byte,
         sha=size / inputs.sha_bytes_per_s,
+        companion=(
+            size
+            * inputs.companion_size_ratio
+            * (inputs.assembly_pg_s_per_byte + 1 / inputs.sha_bytes_per_s)
+            + ranges * inputs.companion_footer_s_per_range
+        ),
         publish=PUBLISH_SECONDS,
     )
 
@@ -182,6 +202,7 @@ def run(size: Size, workdir: Path, results: dict[str, Any]) -> list[Figure]:
         ("of which the pool's hand-out (measured by the simulated pool)", handout),
         ("assembly's copies and read-back (in PostgreSQL)", big.assembly),
         ("assembly's SHA-256 pass (serial)", big.sha),
+        ("Parquet companion's file (serial, beside the assembly)", big.companion),
         ("publish (serial)", big.publish),
     ):
         figures.append(
@@ -244,6 +265,10 @@ def gather(results: dict[str, Any]) -> Inputs:
     size = _gb(largest["name"]) * 1e9
     seconds_all = size / (largest["value"] * 1e6)
     seconds_sha = size / (sha["value"] * 1e6)
+    companion = figures_of("companion")
+    (with_cpu,) = [f for n, f in companion.items() if n.startswith("build CPU per game with")]
+    weight = companion["companion size against the archive"]
+    footer = companion["companion's footer work per range (serial, in the coordinator)"]
     return Inputs(
         cpu_us=cpu,
         backend_us=backend,
@@ -254,6 +279,9 @@ def gather(results: dict[str, Any]) -> Inputs:
         reads_speedup_here=here,
         assembly_pg_s_per_byte=max(0.0, seconds_all - seconds_sha) / size,
         sha_bytes_per_s=sha["value"] * 1e6,
+        companion_range_us=max(0.0, with_cpu["value"] - with_cpu["reference"]),
+        companion_size_ratio=weight["value"] / weight["reference"],
+        companion_footer_s_per_range=footer["value"] / 1e3,
         sources="; ".join(sources),
         wave_overhead_s=wave_overhead,
         latency_s=latency,

@@ -100,7 +100,8 @@ def _export(dsn: str, workdir: Path) -> Path:
         async with pool_from(dsn, max_size=2) as pool:
             async with pool.acquire() as conn:
                 row = await conn.fetchrow(
-                    "SELECT id, bytes, file_name FROM archives WHERE state = 'published'"
+                    "SELECT id, bytes, file_name FROM archives WHERE state = 'published' "
+                    "AND companion_of IS NULL"
                 )
             assert row is not None
             path = workdir / str(row["file_name"])

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hashlib
 import html
+import json
 import os
 import random
 import re
@@ -223,6 +224,18 @@ class ServerProcess:
         self.output = self._read_log()
         self._log.close()
         return self.proc.returncode
+
+    def log_events(self, event: str) -> list[dict[str, Any]]:
+        """The server's JSON log lines of ``event`` so far, in order (read with pread: the
+        file's offset is shared with the server, which is still writing)."""
+        fd = self._log.fileno()
+        found = []
+        for line in os.pread(fd, os.fstat(fd).st_size, 0).splitlines():
+            if line.startswith(b"{"):
+                record = json.loads(line)
+                if record.get("event") == event:
+                    found.append(record)
+        return found
 
     def _read_log(self) -> bytes:
         self._log.seek(0)

@@ -85,7 +85,15 @@ async def test_sha256sums_checks_a_folder_of_downloads(api: Client, tmp_path: Pa
     text = await response.text()
     document = await manifest(api)
     current = [m for m in document["months"] if m["file"]]  # type: ignore[attr-defined]
-    assert text.splitlines() == [f"{m['sha256']}  {m['file']}" for m in current]
+    # Each month's archive, then its Parquet companion (the demo month's: the byte blobs of
+    # 2026-10 are no export and have none).
+    assert text.splitlines() == [
+        line
+        for m in current
+        for line in [f"{m['sha256']}  {m['file']}"]
+        + ([f"{m['parquet']['sha256']}  {m['parquet']['file']}"] if m["parquet"] else [])
+    ]
+    assert [m["parquet"] is not None for m in current] == [False, True]
     (tmp_path / "sha256sums.txt").write_text(text)
     # One file downloaded of two: --ignore-missing checks what is there.
     first = current[-1]
@@ -98,7 +106,9 @@ async def test_sha256sums_checks_a_folder_of_downloads(api: Client, tmp_path: Pa
     assert code == 1, out
 
 
-async def test_wget_fetches_the_list(api: Client, tmp_path: Path) -> None:
+async def test_wget_fetches_the_lists(api: Client, tmp_path: Path) -> None:
+    """``list.txt``'s archives and ``parquet.txt``'s companions, then every line of
+    ``sha256sums.txt`` checks."""
     response = await api.get(BASE + "list.txt", headers=IDENTITY)
     assert response.status == 200
     assert "Host" in response.headers["Vary"], "without PUBLIC_BASE_URL the origin is the request's"
@@ -112,11 +122,17 @@ async def test_wget_fetches_the_list(api: Client, tmp_path: Path) -> None:
     assert code == 0, out
     code, out = await run("wget", "-q", "-i", "list.txt", cwd=tmp_path)
     assert code == 0, out
+    parquet_url = str(api.make_url(BASE + "parquet.txt"))
+    code, out = await run("wget", "-q", "-O", "parquet.txt", parquet_url, cwd=tmp_path)
+    assert code == 0, out
+    assert len((tmp_path / "parquet.txt").read_text().splitlines()) == 1
+    code, out = await run("wget", "-q", "-i", "parquet.txt", cwd=tmp_path)
+    assert code == 0, out
     code, out = await run("wget", "-q", "-O", "sha256sums.txt", sums_url, cwd=tmp_path)
     assert code == 0, out
     code, out = await run("sha256sum", "-c", "sha256sums.txt", cwd=tmp_path)
     assert code == 0, out
-    assert out.count(": OK") == 2
+    assert out.count(": OK") == 3
 
 
 async def test_the_feed_announces_publications_and_the_rebuild(api: Client) -> None:
@@ -138,7 +154,7 @@ async def test_the_feed_announces_publications_and_the_rebuild(api: Client) -> N
     assert enclosure.href == str(api.make_url(october["downloadUrl"]))
 
 
-@pytest.mark.parametrize("name", ["sha256sums.txt", "list.txt", "feed.atom"])
+@pytest.mark.parametrize("name", ["sha256sums.txt", "list.txt", "parquet.txt", "feed.atom"])
 async def test_cached_like_the_manifest(api: Client, name: str) -> None:
     plain = await api.get(BASE + name, headers=IDENTITY)
     body = await plain.read()

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import io
 import json
 import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from yarl import URL
 
@@ -356,6 +358,65 @@ async def test_curl_ranges_etags_and_dates(
     code, out, _ = await curl("-I", "-w", "%{http_code}", url)
     assert out.endswith(b"200")
     assert f"content-length: {BIG}".encode() in out.lower()
+
+
+# --- the Parquet companion: served like its archive ---------------------------------------
+
+
+async def companion_of(pool: Pool, row: ArchiveRow) -> ArchiveRow:
+    async with pool.acquire() as conn:
+        (summary,) = [
+            s for s in await archive_store.manifest_summaries(conn) if s.month == row.month
+        ]
+        assert summary.parquet is not None
+        found = await archive_store.downloadable_archive(conn, summary.parquet.file_name)
+    assert found is not None
+    return found
+
+
+async def test_a_companion_downloads_like_its_archive(
+    api: Client, pool: Pool, published: Published
+) -> None:
+    """What DuckDB asks (HEAD, then single and suffix ranges), and what every client gets."""
+    companion = await companion_of(pool, published.demo)
+    url = url_of(companion)
+    whole = await api.get(url)
+    data = await whole.read()
+    h = whole.headers
+    assert whole.status == 200
+    assert h["Content-Type"] == "application/vnd.apache.parquet"
+    assert h["Content-Length"] == str(companion.bytes) == str(len(data))
+    assert h["ETag"] == f'"{companion.sha256}"'
+    assert h["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert h["Accept-Ranges"] == "bytes"
+    assert h["Content-Disposition"] == f'attachment; filename="{companion.file_name}"'
+    assert hashlib.sha256(data).hexdigest() == companion.sha256
+    assert pq.read_table(io.BytesIO(data)).num_rows == published.demo.games == 60
+    head = await api.head(url)
+    assert (head.status, await head.read()) == (200, b"")
+    assert head.headers["Content-Length"] == str(companion.bytes)
+    first = await api.get(url, headers={"Range": "bytes=0-3"})
+    assert (first.status, await first.read()) == (206, b"PAR1")
+    assert first.headers["Content-Range"] == f"bytes 0-3/{companion.bytes}"
+    tail = await api.get(url, headers={"Range": "bytes=-8"})
+    assert (tail.status, await tail.read()) == (206, data[-8:])
+    assert data[-4:] == b"PAR1"
+    matching = await api.get(url, headers={"Range": "bytes=4-9", "If-Range": h["ETag"]})
+    assert (matching.status, await matching.read()) == (206, data[4:10])
+    other = await api.get(url, headers={"Range": "bytes=4-9", "If-Range": '"other"'})
+    assert (other.status, len(await other.read())) == (200, companion.bytes)
+    cached = await api.get(url, headers={"If-None-Match": h["ETag"]})
+    assert cached.status == 304
+    checksum = await api.get(url + ".sha256")
+    assert await checksum.text() == f"{companion.sha256}  {companion.file_name}\n"
+    mirrored = await api.get("/database/files/" + str(companion.file_name))
+    assert await mirrored.read() == data
+    index = await (await api.get("/database/files/")).text()
+    assert (
+        f'href="{companion.file_name}"' in index and f'href="{companion.file_name}.sha256"' in index
+    )
+    torrent = await api.get(url + ".torrent")
+    assert torrent.status == 404, "torrents are the archives'"
 
 
 # --- what is not served ----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from gomoku_archive.db import archive_store, part_copy, range_store
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import IntegrityError
-from gomoku_archive.export import assembly
+from gomoku_archive.export import joined_file
 from gomoku_archive.export.assembly import write_file
 from gomoku_archive.profile.deflate_parts import gzip_trailer
 from gomoku_archive.profile.months import Month
@@ -105,12 +105,12 @@ async def test_a_chunk_that_differs_from_its_part_is_found_by_the_read_back(
         await conn.execute(
             "UPDATE archive_chunks SET data = set_byte(data, 99, (get_byte(data, 99) + 1) % 256) "
             "WHERE archive_id = $1 AND seq = $2",
-            args[0],
+            args[0].file_id,
             kwargs["first_chunk"],
         )
         return written
 
-    monkeypatch.setattr(assembly.part_copy, "copy_part_chunks", copy_then_spoil)
+    monkeypatch.setattr(joined_file.part_copy, "copy_part_chunks", copy_then_spoil)
     async with pool.acquire() as conn:
         archive_id, _ = await stored_parts(conn, [5 * CHUNK_SIZE])
         ranges = await range_store.ranges_of(conn, archive_id)

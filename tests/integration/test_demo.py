@@ -8,6 +8,7 @@ or Redis."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -207,6 +208,12 @@ def test_demo_end_to_end_then_reuse(start_demo: StartDemo, place: Path, tmp_path
     months = {m["month"]: m for m in manifest["months"]}
     assert sorted(months) == expected
     assert all(m["file"] for m in months.values())
+    # ... and its Parquet companion, of the same games, published with it.
+    assert all(m["parquet"]["rows"] == m["games"] for m in months.values())
+    companion = months[expected[-1]]["parquet"]
+    parquet = get(demo.base + companion["downloadUrl"])
+    assert hashlib.sha256(parquet).hexdigest() == companion["sha256"]
+    assert parquet[:4] == parquet[-4:] == b"PAR1"
 
     # The download the demo points at, checked as a downloader would.
     download = re.search(r"one download\s+(\S+)", out)

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from gomoku_archive.db import range_store, source
+from gomoku_archive.db import companion_store, range_store, source
 from gomoku_archive.db.pool import Pool, connect, create_pool
 from gomoku_archive.errors import SourceKeptChanging
 from gomoku_archive.export import month_reads
+from gomoku_archive.export.companion import build as companion_build
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.local_ranges import LocalProcesses
 from gomoku_archive.export.month import TimeLimit, export_month
@@ -110,6 +111,23 @@ async def test_a_game_moved_between_ranges_is_published_once(
     assert report.ok, report.problems
     assert report.games == row.games == await table_games(pool) == 40
     assert lines_with(data, moved) == 1
+    await companion_is_the_archive_s(pool, row)
+
+
+async def companion_is_the_archive_s(pool: Pool, archive: Any) -> None:
+    """The build's companion, whose row groups are the ranges of the plan the check ended
+    with (the first round's parts dropped with their ranges), is the one the stored archive
+    gives cut at those ranges."""
+    async with pool.acquire() as conn:
+        companion_id = await companion_store.served_companion_id(conn, archive.id)
+        assert companion_id is not None, "the companion's parts followed their ranges"
+        stored = await conn.fetchrow(
+            "SELECT sha256, row_groups, games FROM archives WHERE id = $1", companion_id
+        )
+        ranges = await range_store.ranges_of(conn, archive.id)
+    assert stored["row_groups"] == len([r for r in ranges if r.games]) > 1
+    again = await companion_build.from_archive(pool, archive)
+    assert (again.companion_id, again.built.sha256) == (None, stored["sha256"])
 
 
 def lines_with(data: bytes, game: uuid.UUID) -> int:
@@ -300,7 +318,9 @@ async def test_a_table_that_keeps_changing_fails_the_build_as_transient(
     with pytest.raises(SourceKeptChanging, match="kept changing"):
         await export_month(pool, table="games", month=OCT, ranges=RangeOptions(range_candidates=K))
     async with pool.acquire() as conn:
-        states = await conn.fetch("SELECT state, error FROM archives WHERE month = '2026-10'")
+        states = await conn.fetch(
+            "SELECT state, error FROM archives WHERE month = '2026-10' AND companion_of IS NULL"
+        )
     assert [r["state"] for r in states] == ["failed"]
     assert "SourceKeptChanging" in states[0]["error"]
     assert classify_failure(SourceKeptChanging("x")) == "transient"

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from sgfmill import sgf  # type: ignore[import-untyped]
 
-from gomoku_archive.db import archive_store, range_store, source
+from gomoku_archive.db import archive_store, companion_store, range_store, source
 from gomoku_archive.db.archive_store import BuiltFile, Counts
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.errors import ExportFailed, RangeRetriesExhausted
@@ -350,7 +350,7 @@ async def test_a_range_that_always_breaks_fails_the_build_for_another_try(
     with pytest.raises(RangeRetriesExhausted, match=r"range 0 failed 3 times: Connection"):
         await export_month(pool, table="games", month=AUG, ranges=options)
     async with pool.acquire() as conn:
-        row = await conn.fetchrow("SELECT state, error FROM archives")
+        row = await conn.fetchrow("SELECT state, error FROM archives WHERE companion_of IS NULL")
         parts = await conn.fetchval("SELECT count(*) FROM archive_parts")
     assert row["state"] == "failed" and "RangeRetriesExhausted" in row["error"] and parts == 0
 
@@ -420,7 +420,9 @@ async def test_a_cancelled_export_leaves_no_helper(pool: Pool, db_dsn: str) -> N
     assert children() == []
     assert multiprocessing.active_children() == []
     async with pool.acquire() as conn:
-        state = await conn.fetchval("SELECT state FROM archives WHERE month = '2026-08'")
+        state = await conn.fetchval(
+            "SELECT state FROM archives WHERE month = '2026-08' AND companion_of IS NULL"
+        )
         parts = await conn.fetchval("SELECT count(*) FROM archive_parts")
     assert state == "failed" and parts == 0
 
@@ -575,6 +577,18 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
             "SELECT count(*) FROM archive_parts WHERE archive_id = $1 AND range_seq < 3",
             archive_id,
         )
+        # Its companion part, the range's row group, moves with it (pieces and footer).
+        (footer,) = await companion_store.part_footers(conn, archive_id, [(4, third.attempt)])
+        companion_left = await conn.fetchval(
+            "SELECT (SELECT count(*) FROM companion_parts WHERE archive_id = $1 "
+            "AND range_seq < 3) + (SELECT count(*) FROM companion_part_footers "
+            "WHERE archive_id = $1 AND range_seq < 3)",
+            archive_id,
+        )
+        companion_pieces = await conn.fetchval(
+            "SELECT sum(length(data)) FROM companion_parts WHERE archive_id = $1 AND range_seq = 4",
+            archive_id,
+        )
         await archive_store.mark_failed(conn, archive_id, "stopped")
         unchanged = await range_store.replace_ranges(
             conn, archive_id, [(edges[0], edges[3], 31)], [None]
@@ -594,4 +608,6 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
     )
     assert moved == pieces and pieces
     assert left == 0
+    assert footer is not None and footer.rows == third.games == 10
+    assert footer.body_bytes == companion_pieces and companion_left == 0
     assert unchanged == [] and still == after

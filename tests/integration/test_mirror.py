@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from arq import Retry
 
-from gomoku_archive.db import archive_store, mirror_store
+from gomoku_archive.db import archive_store, companion_store, mirror_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.errors import MirrorFailed
@@ -31,7 +31,13 @@ from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.worker import context
 from gomoku_archive.worker.mirror_jobs import mirror_archive
 from gomoku_archive.worker.planner import plan_months
-from tests.integration.api_support import free_port, publish_bytes, random_bytes, serving
+from tests.integration.api_support import (
+    free_port,
+    publish_bytes,
+    publish_demo_month,
+    random_bytes,
+    serving,
+)
 from tests.integration.s3_support import (
     CREDENTIALS,
     client,
@@ -426,7 +432,8 @@ async def test_a_real_worker_publishes_then_mirrors(
     pool: Pool, s3_settings: Settings, s3_endpoint: str
 ) -> None:
     """``gomoku-archive worker --burst``: the planner queues the month, the export publishes it
-    and queues ``mirror:<id>``, which uploads and verifies; ``jobs`` shows both results."""
+    and queues ``mirror:<id>`` for the archive and for its Parquet companion, which upload and
+    verify; ``jobs`` shows the results."""
     month = last_closed_month()
     await seed_month(s3_settings.database_url, month, 30)
     env = mirror_env(s3_settings, EXPORT_FIRST_MONTH=str(month))
@@ -434,13 +441,20 @@ async def test_a_real_worker_publishes_then_mirrors(
     assert done.returncode == 0, done.stderr
     async with pool.acquire() as conn:
         row = await archive_store.published_for_month(conn, str(month))
-    assert row is not None
+        assert row is not None
+        companion = await companion_store.served_companion_id(conn, row.id)
+    assert companion is not None
     assert row.file_name is not None
     assert row.mirror.verified_at is not None
+    assert (await row_of(pool, companion)).mirror.verified_at is not None
     stored = object_bytes(s3_endpoint, str(s3_settings.s3_bucket), "db/" + row.file_name)
     assert hashlib.sha256(stored).hexdigest() == row.sha256
     mirror_lines = [json.loads(x) for x in done.stdout.splitlines() if '"mirror_job"' in x]
-    assert [(x["outcome"], x["archive_id"]) for x in mirror_lines] == [("uploaded", row.id)]
+    # Two jobs a worker may run at once: in either order.
+    assert sorted((x["outcome"], x["archive_id"]) for x in mirror_lines) == [
+        ("uploaded", row.id),
+        ("uploaded", companion),
+    ]
     assert all("testing" not in x for x in done.stdout.splitlines()), "no credentials in logs"
 
     jobs = json.loads(run_cli("jobs", "--json", env=env).stdout)
@@ -454,8 +468,9 @@ async def test_credentials_revoked_after_the_start_never_block_publication(
     db_dsn: str, pool: Pool, s3_settings: Settings
 ) -> None:
     """A store that refuses every request once the worker has started (its credentials
-    revoked): the month is published and served from PostgreSQL, the mirror job fails once
-    (no retries, no crash loop, no traceback) and says why in ``jobs``."""
+    revoked): the month is published and served from PostgreSQL, each mirror job (the
+    archive's and its Parquet companion's) fails once (no retries, no crash loop, no
+    traceback) and says why in ``jobs``."""
     month = last_closed_month()
     await seed_month(s3_settings.database_url, month, 30)
     # Two requests pass: the test's CreateBucket and the worker's HeadBucket at its start.
@@ -474,10 +489,10 @@ async def test_credentials_revoked_after_the_start_never_block_publication(
     assert row.mirror.error is not None
     assert "InvalidAccessKeyId" in row.mirror.error
     mirror_lines = [json.loads(x) for x in done.stdout.splitlines() if '"mirror_job"' in x]
-    assert [x["outcome"] for x in mirror_lines] == ["failed"]
+    assert [x["outcome"] for x in mirror_lines] == ["failed", "failed"]
     assert "Traceback" not in done.stdout + done.stderr, "an expected failure: arq's line only"
     arq_failure = [x for x in done.stdout.splitlines() if "failed, MirrorFailed" in x]
-    assert len(arq_failure) == 1 and '"exception"' not in arq_failure[0]
+    assert len(arq_failure) == 2 and not any('"exception"' in x for x in arq_failure)
     result = {r["id"]: r for r in jobs["jobs"]["recentResults"]}[f"mirror:{row.id}"]
     assert result["success"] is False
     assert result["attempt"] == 1
@@ -584,3 +599,40 @@ async def test_the_store_killed_mid_upload_then_restarted(
         assert incomplete_uploads(store_server.endpoint, bucket) == []
         assert object_bytes(store_server.endpoint, bucket, "db/" + row.file_name) == data
     assert (await row_of(pool, row.id)).mirror.verified_at is not None
+
+
+async def test_a_companion_is_mirrored_checked_and_redirected_as_its_archive(
+    db_dsn: str, pool: Pool, s3_settings: Settings, s3_endpoint: str, mirror: ArchiveMirror
+) -> None:
+    """The Parquet companion is a served file like its archive: the backfill mirrors both, its
+    object has its own media type, the API redirects it once verified, and the content check
+    withdraws a copy with wrong bytes of the right length."""
+    archive = await publish_demo_month(pool, Month(2026, 8), 300)
+    async with pool.acquire() as conn:
+        (summary,) = await archive_store.manifest_summaries(conn)
+        assert summary.parquet is not None
+        companion = await archive_store.downloadable_archive(conn, summary.parquet.file_name)
+    assert companion is not None and companion.file_name is not None
+    report = await mirror.backfill()
+    assert sorted(r.archive_id for r in report.results) == sorted([archive.id, companion.id])
+    assert report.count("uploaded") == 2
+    bucket, key = str(s3_settings.s3_bucket), "db/" + companion.file_name
+    stored = object_bytes(s3_endpoint, bucket, key)
+    assert hashlib.sha256(stored).hexdigest() == companion.sha256
+    head = client(s3_endpoint).head_object(Bucket=bucket, Key=key)
+    assert head["ContentType"] == "application/vnd.apache.parquet"
+    assert head["CacheControl"] == "public, max-age=31536000, immutable"
+    url = f"/api/v1/database/files/{companion.file_name}"
+    async with serving(db_dsn, pool, settings=s3_settings) as api:
+        r = await api.get(url, headers={"Range": "bytes=-8"}, allow_redirects=False)
+        assert r.status == 302 and r.headers["Location"].startswith(f"{s3_endpoint}/{bucket}/")
+        assert (await api.head(url)).headers["Content-Length"] == str(companion.bytes)
+
+    wrong = bytes(b ^ 0xFF if i == len(stored) // 2 else b for i, b in enumerate(stored))
+    client(s3_endpoint).put_object(Bucket=bucket, Key=key, Body=wrong)
+    found = await mirror.check_content(pass_number=0, sample_bytes=0)  # every byte
+    assert list(found.withdrawn) == [companion.id], found.summary()
+    async with serving(db_dsn, pool, settings=s3_settings) as api:
+        r = await api.get(url, allow_redirects=False)
+        assert r.status == 200, "served by the API once withdrawn"
+        assert hashlib.sha256(await r.read()).hexdigest() == companion.sha256

@@ -127,6 +127,51 @@ async def test_a_rebuilt_month_moves_the_old_file_aside(
     assert sorted(p.name for p in (folder / "superseded").iterdir()) == [old, f"{old}.sha256"]
 
 
+def companions(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.parquet"))
+
+
+async def test_parquet_keeps_the_companions_as_the_archives(
+    api: Client, pool: Pool, tmp_path: Path
+) -> None:
+    folder = tmp_path / "archive"
+    code, out, err = await gomoku_archive("sync", folder, "--base-url", base_of(api), "--parquet")
+    assert (code, err) == (0, ""), out
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines[:-1]] == [
+        ["2026-08", "new"],
+        ["2026-08", "new"],
+        ["2026-09", "no"],
+        ["2026-09", "no"],
+        ["2026-10", "new"],
+        ["2026-10", "new"],
+    ]
+    assert lines[-1].startswith("3 months: 2 new, 1 no games; 3 Parquet companions: 2 new, 1 ")
+    document = await manifest(api)
+    current = sorted(m["parquet"]["file"] for m in document["months"] if m["parquet"])
+    assert companions(folder) == current and len(current) == 2
+    for name in current:
+        code, out, _ = await gomoku_archive(
+            "-c", f"{name}.sha256", command=["sha256sum"], cwd=folder
+        )
+        assert code == 0, out
+
+    code, out, _ = await gomoku_archive("sync", folder, "--base-url", base_of(api), "--parquet")
+    assert code == 0 and out.splitlines()[-1].endswith("; 0 bytes downloaded"), out
+    old = next(name for name in current if "2026-10" in name)
+    await publish_demo_month(pool, Month(2026, 10), 5, seed=3)  # five more games: a rebuild
+    await refresh(api)
+    code, out, _ = await gomoku_archive("sync", folder, "--base-url", base_of(api))
+    assert code == 0 and old in companions(folder), "without --parquet companions stay as they are"
+    code, out, _ = await gomoku_archive(
+        "sync", folder, "--base-url", base_of(api), "--parquet", "--from", "2026-10"
+    )
+    assert code == 0, out
+    assert f"[{old} moved to superseded/]" in out.splitlines()[1]
+    assert (folder / "superseded" / old).is_file()
+    assert len([n for n in companions(folder) if "2026-10" in n]) == 1
+
+
 async def refresh(api: Client) -> None:
     """The app's manifest cache, reloaded now (publish's NOTIFY does it within moments)."""
     from gomoku_archive.web.keys import MANIFEST

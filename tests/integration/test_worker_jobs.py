@@ -193,7 +193,9 @@ async def test_export_job_refuses_months_it_must_not_build(
 async def archive_states(settings: Settings) -> list[tuple[str, str, str | None]]:
     conn = await asyncpg.connect(settings.database_url)
     try:
-        rows = await conn.fetch("SELECT month, state, error FROM archives ORDER BY id")
+        rows = await conn.fetch(
+            "SELECT month, state, error FROM archives WHERE companion_of IS NULL ORDER BY id"
+        )
     finally:
         await conn.close()
     return [(r["month"], r["state"], r["error"]) for r in rows]

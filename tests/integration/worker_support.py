@@ -96,10 +96,12 @@ async def wait_until(
 
 
 async def archive_states(dsn: str) -> list[tuple[str, str]]:
-    """(month, state) of every archive row, in id order."""
+    """(month, state) of every archive row (not the Parquet companions), in id order."""
     conn = await asyncpg.connect(dsn)
     try:
-        rows = await conn.fetch("SELECT month, state FROM archives ORDER BY id")
+        rows = await conn.fetch(
+            "SELECT month, state FROM archives WHERE companion_of IS NULL ORDER BY id"
+        )
     finally:
         await conn.close()
     return [(r["month"], r["state"]) for r in rows]

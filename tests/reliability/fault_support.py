@@ -97,10 +97,12 @@ async def leftovers(dsn: str) -> dict[str, int]:
 
 
 async def archive_rows(dsn: str) -> list[tuple[str, str, str | None]]:
-    """(month, state, error) of every archive row, in id order."""
+    """(month, state, error) of every archive row (not the Parquet companions), in id order."""
     conn = await asyncpg.connect(dsn)
     try:
-        rows = await conn.fetch("SELECT month, state, error FROM archives ORDER BY id")
+        rows = await conn.fetch(
+            "SELECT month, state, error FROM archives WHERE companion_of IS NULL ORDER BY id"
+        )
     finally:
         await conn.close()
     return [(r["month"], r["state"], r["error"]) for r in rows]

@@ -86,7 +86,7 @@ async def served_state(dsn: str) -> tuple[list[str], bool]:
     try:
         rows = await conn.fetch(
             "SELECT id, sha256, bytes FROM archives WHERE state IN ('published', 'superseded') "
-            "AND month = $1 ORDER BY id",
+            "AND companion_of IS NULL AND month = $1 ORDER BY id",
             str(AUG),
         )
         whole = True

@@ -89,7 +89,7 @@ async def published_counts(dsn: str) -> dict[str, int]:
         rows = await conn.fetch(
             "SELECT month, count(*) FILTER (WHERE state = 'published') AS published, "
             "count(*) FILTER (WHERE state = 'superseded') AS superseded FROM archives "
-            "GROUP BY month ORDER BY month"
+            "WHERE companion_of IS NULL GROUP BY month ORDER BY month"
         )
     finally:
         await conn.close()

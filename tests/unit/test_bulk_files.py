@@ -8,14 +8,17 @@ from datetime import UTC, datetime
 import feedparser
 
 from gomoku_archive.catalog import feed
-from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
+from gomoku_archive.catalog.bulk_lists import parquet_url_list, sha256sums, url_list
 from gomoku_archive.catalog.feed import build_feed
 from gomoku_archive.catalog.manifest import (
     MonthSummary,
+    ParquetFile,
     PreviousFile,
     PreviousListing,
     build_manifest,
+    parquet_entry,
 )
+from gomoku_archive.companion.names import companion_file_name
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 
@@ -71,6 +74,43 @@ def test_url_list_is_absolute() -> None:
         "https://gomokuparty.com/api/v1/database/files/gomoku-party-2026-10-cccccccccccccccc.sgf.gz",
         "https://gomokuparty.com/api/v1/database/files/gomoku-party-2026-08-eeeeeeeeeeeeeeee.sgf.gz",
     ]
+
+
+PARQUET_SHA = "f" * 64
+
+
+def with_companion() -> dict[str, object]:
+    """``document()`` where October's current file has its Parquet companion."""
+    companion = ParquetFile(
+        file_name=companion_file_name(Month(2026, 10), PARQUET_SHA),
+        sha256=PARQUET_SHA,
+        bytes=800,
+        rows=9,
+        row_groups=1,
+        schema_id="gomoku-party-parquet-1",
+        created_by="parquet-cpp-arrow version 26.0.1",
+    )
+    months = document()["months"]
+    assert isinstance(months, list)
+    months[0]["parquet"] = parquet_entry(companion)
+    return {**document(), "months": months}
+
+
+def test_sha256sums_lists_each_archive_then_its_companion() -> None:
+    assert sha256sums(with_companion()) == (
+        f"{NEW}  gomoku-party-2026-10-cccccccccccccccc.sgf.gz\n"
+        f"{PARQUET_SHA}  gomoku-party-2026-10-ffffffffffffffff.parquet\n"
+        f"{AUG}  gomoku-party-2026-08-eeeeeeeeeeeeeeee.sgf.gz\n"
+    )
+
+
+def test_the_parquet_list_holds_the_companions_only() -> None:
+    origin = "https://gomokuparty.com"
+    assert parquet_url_list(with_companion(), origin) == (
+        f"{origin}/api/v1/database/files/gomoku-party-2026-10-ffffffffffffffff.parquet\n"
+    )
+    assert parquet_url_list(document(), origin) == ""
+    assert url_list(with_companion(), origin) == url_list(document(), origin), "archives only"
 
 
 def test_feed_parses_with_an_entry_per_publication() -> None:

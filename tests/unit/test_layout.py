@@ -82,7 +82,7 @@ def test_the_roles_contract_lists_every_shared_package() -> None:
 
 def test_the_purity_contract_covers_the_pure_packages() -> None:
     sources = contract("The pure domain does no I/O")["source_modules"]
-    pure = {"sgf", "gomoku", "profile", "http", "catalog", "verify", "jobs"}
+    pure = {"sgf", "gomoku", "profile", "companion", "http", "catalog", "verify", "jobs"}
     assert {s.removeprefix("gomoku_archive.") for s in sources} == pure
 
 

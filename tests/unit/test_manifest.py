@@ -3,7 +3,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, build_manifest
+from gomoku_archive.catalog.manifest import (
+    MonthSummary,
+    ParquetFile,
+    PreviousFile,
+    build_manifest,
+)
+from gomoku_archive.companion.names import companion_file_name, is_companion_name
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name, checksum_line, is_archive_name
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
@@ -94,8 +100,54 @@ def test_previous_files_newest_first() -> None:
         "firstPublishedAt": "2026-10-05T00:00:00Z",
         "supersededAt": "2026-10-06T12:00:00Z",
         "rebuildReason": None,
+        "parquet": None,
     }
     assert doc["totalGames"] == 5, "earlier files are history, not more games"
+
+
+PARQUET = ParquetFile(
+    file_name=companion_file_name(Month(2026, 9), "c" * 64),
+    sha256="c" * 64,
+    bytes=4321,
+    rows=5,
+    row_groups=1,
+    schema_id="gomoku-party-parquet-1",
+    created_by="parquet-cpp-arrow version 26.0.1",
+)
+
+
+def test_a_file_lists_its_parquet_companion() -> None:
+    name = archive_file_name(Month(2026, 9), SHA)
+    with_companion = replace(summary("2026-09", 5, name), parquet=PARQUET)
+    old = replace(previous("a" * 64, 5), parquet=PARQUET)
+    doc = build_manifest([replace(with_companion, previous=(old,)), summary("2026-08", 0, None)])
+    sept, aug = doc["months"]
+    assert sept["parquet"] == {
+        "file": "gomoku-party-2026-09-cccccccccccccccc.parquet",
+        "downloadUrl": "/api/v1/database/files/gomoku-party-2026-09-cccccccccccccccc.parquet",
+        "checksumUrl": "/api/v1/database/files/gomoku-party-2026-09-cccccccccccccccc.parquet"
+        ".sha256",
+        "bytes": 4321,
+        "sha256": "c" * 64,
+        "rows": 5,
+        "rowGroups": 1,
+        "schema": "gomoku-party-parquet-1",
+        "createdBy": "parquet-cpp-arrow version 26.0.1",
+    }
+    assert sept["previousFiles"][0]["parquet"] == sept["parquet"]
+    assert aug["parquet"] is None, "a month without games has no file, so no companion"
+    assert doc["totalGames"] == 5, "a companion holds the same games, not more"
+
+
+def test_companion_names() -> None:
+    name = companion_file_name(Month(2026, 8), SHA)
+    assert name == "gomoku-party-2026-08-0123456789abcdef.parquet"
+    assert is_companion_name(name)
+    assert not is_archive_name(name) and not is_companion_name(
+        archive_file_name(Month(2026, 8), SHA)
+    )
+    with pytest.raises(ValueError, match="SHA-256"):
+        companion_file_name(Month(2026, 8), "ABC")
 
 
 def test_archive_names() -> None:

@@ -12,7 +12,9 @@ from gomoku_archive.catalog.sync_plan import (
     NotAManifest,
     Status,
     local_archives,
+    local_companions,
     plan,
+    read_companions,
     read_manifest,
 )
 from gomoku_archive.profile.months import Month
@@ -104,3 +106,47 @@ def test_only_archive_names_are_the_folders() -> None:
 def test_anything_but_the_manifest_is_refused(document: object, message: str) -> None:
     with pytest.raises(NotAManifest, match=message.replace("(", r"\(").replace(")", r"\)")):
         read_manifest(document)
+
+
+def parquet(month: str, seed: str) -> dict[str, Any]:
+    file = f"gomoku-party-{month}-{sha(seed)[:16]}.parquet"
+    return {
+        "file": file,
+        "sha256": sha(seed),
+        "bytes": 12,
+        "downloadUrl": f"/api/v1/database/files/{file}",
+    }
+
+
+def test_the_companions_are_planned_as_the_archives_are() -> None:
+    document = manifest(
+        {**entry("2026-10", "new"), "parquet": parquet("2026-10", "p-new")},
+        {**entry("2026-09", None), "parquet": None},
+        {**entry("2026-08", "a"), "parquet": None},  # published before companions
+    )
+    listing = read_companions(document)
+    old = f"gomoku-party-2026-10-{sha('p-old')[:16]}.parquet"
+    held = [old, name("2026-10", "new"), "notes.parquet"]
+    assert local_companions(held) == {Month(2026, 10): [old]}
+    assert local_archives(held) == {Month(2026, 10): [name("2026-10", "new")]}
+    plans = {p.month: p for p in plan(listing, local_companions(held))}
+    rebuilt = plans[Month(2026, 10)]
+    assert rebuilt.status is Status.REBUILT and rebuilt.stale == (old,)
+    assert rebuilt.current is not None and rebuilt.current.name.endswith(".parquet")
+    assert plans[Month(2026, 8)].status is Status.EMPTY
+    assert plans[Month(2026, 9)].status is Status.EMPTY
+
+
+@pytest.mark.parametrize(
+    ("companion", "why"),
+    [
+        ({**parquet("2026-08", "p"), "file": "../x.parquet"}, "is not a file name of 2026-08"),
+        (parquet("2026-09", "p"), "is not a file name of 2026-08"),
+        ({**parquet("2026-08", "p"), "sha256": sha("other")}, "not the one its name starts"),
+        ({**parquet("2026-08", "p"), "bytes": 0}, "no size"),
+        ("gomoku-party-2026-08.parquet", "not a JSON object"),
+    ],
+)
+def test_a_companion_that_is_not_the_month_s_is_refused(companion: object, why: str) -> None:
+    with pytest.raises(NotAManifest, match=why):
+        read_companions(manifest({**entry("2026-08", "a"), "parquet": companion}))

@@ -114,6 +114,7 @@ def _routes(app: web.Application) -> None:
     r.add_get("/api/v1/database/manifest.json", manifest_api.manifest)
     r.add_get("/api/v1/database/sha256sums.txt", bulk_api.checksums)
     r.add_get("/api/v1/database/list.txt", bulk_api.url_list_file)
+    r.add_get("/api/v1/database/parquet.txt", bulk_api.parquet_list_file)
     r.add_get("/api/v1/database/feed.atom", bulk_api.feed)
     # The checksum and torrent routes first: "{file}.sha256" would otherwise be taken as a
     # file name.

@@ -34,6 +34,20 @@ SCOPE: Mapping[str, object] = {
 
 
 @dataclass(frozen=True, slots=True)
+class ParquetFile:
+    """A file's Parquet companion: the same games, typed, for querying in place (its schema
+    and writer's version are part of its identity, as its bytes are)."""
+
+    file_name: str
+    sha256: str
+    bytes: int
+    rows: int
+    row_groups: int
+    schema_id: str
+    created_by: str
+
+
+@dataclass(frozen=True, slots=True)
 class PreviousFile:
     """A file the month published before a rebuild with other bytes superseded it: still
     downloadable at its URL, listed under the month as version history."""
@@ -50,6 +64,8 @@ class PreviousFile:
     """When these bytes were first published (None: at ``published_at``)."""
     rebuild_reason: str | None = None
     """Why the rebuild that built this file was asked (None: not a rebuild, or no reason)."""
+    parquet: ParquetFile | None = None
+    """Its companion, superseded with it (None: it had none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +108,9 @@ class MonthSummary:
     rebuild_reason: str | None = None
     """Why the rebuild that built the current file (or listing) was asked; None when it was
     not a rebuild, or no reason was given."""
+    parquet: ParquetFile | None = None
+    """The file's Parquet companion; None while it has none (a month without games, or one
+    published before companions whose companion is not built yet)."""
 
 
 def full_counts(counts: Mapping[str, int], keys: Sequence[str]) -> dict[str, int]:
@@ -139,6 +158,25 @@ def month_entry(summary: MonthSummary) -> dict[str, Any]:
             )
         ],
         "stats": None if summary.stats is None else stats_entry(summary.stats),
+        "parquet": parquet_entry(summary.parquet) if file else None,
+    }
+
+
+def parquet_entry(parquet: ParquetFile | None) -> dict[str, Any] | None:
+    """A file's ``parquet`` object: its companion, or null."""
+    if parquet is None:
+        return None
+    file = parquet.file_name
+    return {
+        "file": file,
+        "downloadUrl": download_url(file),
+        "checksumUrl": checksum_url(file),
+        "bytes": parquet.bytes,
+        "sha256": parquet.sha256,
+        "rows": parquet.rows,
+        "rowGroups": parquet.row_groups,
+        "schema": parquet.schema_id,
+        "createdBy": parquet.created_by,
     }
 
 
@@ -202,6 +240,7 @@ def previous_entry(previous: PreviousFile) -> dict[str, Any]:
         "firstPublishedAt": utc_iso(previous.first_published_at or previous.published_at),
         "supersededAt": utc_iso(previous.superseded_at),
         "rebuildReason": previous.rebuild_reason,
+        "parquet": parquet_entry(previous.parquet),
     }
 
 

@@ -4,7 +4,9 @@ point outside the folder), and for each month of the chosen range whether its fi
 rebuilt, unchanged or removed, and which local files it supersedes.
 
 A folder holds each month's current file under its own name; the files a rebuild superseded
-go to ``superseded/`` (or are deleted), so reading ``*.sgf.gz`` counts every game once."""
+go to ``superseded/`` (or are deleted), so reading ``*.sgf.gz`` counts every game once. With
+``--parquet`` the months' Parquet companions are kept the same way, planned apart
+(``read_companions``, ``local_companions``): ``*.parquet`` then holds every game once too."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gomoku_archive.companion.names import COMPANION_NAME_RE
 from gomoku_archive.errors import ArchiveError, InvalidMonth
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import ARCHIVE_NAME_RE, CHECKSUM_SUFFIX
@@ -104,12 +107,54 @@ def _month_entry(entry: object) -> tuple[Month, RemoteFile | None]:
     return month, RemoteFile(month, name, sha256, size, url)
 
 
+def read_companions(document: object) -> Listing:
+    """The manifest's Parquet companions: each month's current file's, None for a month
+    without (no games, or not built yet). Raises ``NotAManifest`` as ``read_manifest`` does,
+    and for a companion whose name is not a companion name of its month."""
+    read_manifest(document)
+    assert isinstance(document, dict)
+    months: dict[Month, RemoteFile | None] = {}
+    for entry in document["months"]:
+        month = Month.parse(str(entry["month"]))
+        parquet = entry.get("parquet") if entry.get("file") is not None else None
+        months[month] = None if parquet is None else _file(month, parquet, COMPANION_NAME_RE)
+    return Listing(months)
+
+
+def _file(month: Month, entry: object, pattern: re.Pattern[str]) -> RemoteFile:
+    """A file of ``month`` as the manifest lists it (``file``, ``sha256``, ``bytes``,
+    ``downloadUrl``), its name one of ``pattern``'s."""
+    if not isinstance(entry, dict):
+        raise NotAManifest(f"a file of {month} is not a JSON object")
+    name = entry.get("file")
+    match = pattern.fullmatch(name) if isinstance(name, str) else None
+    # The name becomes a path in the folder: only a plain file name of its own month.
+    if match is None or f"{match.group(1)}-{match.group(2)}" != str(month):
+        raise NotAManifest(f"{name!r} is not a file name of {month}")
+    assert isinstance(name, str)
+    sha256, size, url = entry.get("sha256"), entry.get("bytes"), entry.get("downloadUrl")
+    if not (isinstance(sha256, str) and _SHA256.fullmatch(sha256) and sha256[:16] in name):
+        raise NotAManifest(f"{name}: its sha256 is not the one its name starts")
+    if not (isinstance(size, int) and size > 0 and isinstance(url, str) and url):
+        raise NotAManifest(f"{name}: no size or download address")
+    return RemoteFile(month, name, sha256, size, url)
+
+
 def local_archives(names: Iterable[str]) -> dict[Month, list[str]]:
     """The archive files among a folder's file names, by month (other files are not ours to
     touch)."""
+    return _local(names, ARCHIVE_NAME_RE)
+
+
+def local_companions(names: Iterable[str]) -> dict[Month, list[str]]:
+    """The Parquet companions among a folder's file names, by month."""
+    return _local(names, COMPANION_NAME_RE)
+
+
+def _local(names: Iterable[str], pattern: re.Pattern[str]) -> dict[Month, list[str]]:
     found: dict[Month, list[str]] = {}
     for name in sorted(names):
-        match = ARCHIVE_NAME_RE.fullmatch(name)
+        match = pattern.fullmatch(name)
         if match is not None:
             found.setdefault(Month(int(match.group(1)), int(match.group(2))), []).append(name)
     return found

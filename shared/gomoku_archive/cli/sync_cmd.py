@@ -1,6 +1,7 @@
 """``gomoku-archive sync DIR [--from YYYY-MM] [--to YYYY-MM] [--base-url URL] [--verify]
-[--prune]``: keep a folder equal to the archive, month by month, as a researcher who downloads
-every month wants it. The plan is ``catalog.sync_plan``'s, the HTTP ``cli.sync_fetch``'s; this
+[--prune] [--parquet]``: keep a folder equal to the archive, month by month, as a researcher
+who downloads every month wants it (with ``--parquet``, each month's Parquet companion too).
+The plan is ``catalog.sync_plan``'s, the HTTP ``cli.sync_fetch``'s; this
 module does the folder's I/O and prints one line per month.
 
 Safe to interrupt at any point (Ctrl-C, SIGKILL, a dropped connection): a download lives in
@@ -40,8 +41,11 @@ from gomoku_archive.catalog.sync_plan import (
     MonthPlan,
     NotAManifest,
     RemoteFile,
+    Status,
     local_archives,
+    local_companions,
     plan,
+    read_companions,
     read_manifest,
 )
 from gomoku_archive.cli.sync_fetch import (
@@ -107,6 +111,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"delete superseded files instead of moving them to DIR/{SUPERSEDED_DIR}/",
     )
     p.add_argument(
+        "--parquet",
+        action="store_true",
+        help="also keep each month's Parquet companion (the same games as typed columns), "
+        "its SHA-256 checked and its old one set aside as an archive's is",
+    )
+    p.add_argument(
         "--jobs",
         type=_jobs,
         default=DEFAULT_JOBS,
@@ -134,6 +144,8 @@ class Outcome:
     """What became of one month."""
 
     plan: MonthPlan
+    parquet: bool = False
+    """The month's Parquet companion, not its archive."""
     fetched: int = 0
     games: int | None = None
     moved: list[str] = field(default_factory=list)
@@ -146,7 +158,8 @@ class Outcome:
         current = self.plan.current
         if self.error is not None:
             return f"{month}  failed     {self.error}"
-        words = [f"{month}  {status.value:<10} {current.name if current else ''}".rstrip()]
+        label = "no Parquet" if self.parquet and status is Status.EMPTY else status.value
+        words = [f"{month}  {label:<10} {current.name if current else ''}".rstrip()]
         if self.fetched:
             words.append(f"({_size(self.fetched)} downloaded)")
         if self.games is not None:
@@ -166,23 +179,45 @@ def cmd_sync(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot use {folder} as the folder: {exc.strerror or exc}") from None
-    listing = read_manifest(_manifest(folder, base + MANIFEST_PATH))
+    document = _manifest(folder, base + MANIFEST_PATH)
+    listing = read_manifest(document)
     names = [p.name for p in folder.iterdir() if p.is_file()]
-    plans = plan(listing, local_archives(names), first=args.first, last=args.last)
+    plans = [
+        (p, False) for p in plan(listing, local_archives(names), first=args.first, last=args.last)
+    ]
+    if args.parquet:
+        companions = plan(
+            read_companions(document), local_companions(names), first=args.first, last=args.last
+        )
+        # Each month's companion right after the month's archive.
+        by_month = {p.month: p for p in companions}
+        interleaved: list[tuple[MonthPlan, bool]] = []
+        for month_plan, _ in plans:
+            interleaved.append((month_plan, False))
+            if (companion := by_month.pop(month_plan.month, None)) is not None:
+                interleaved.append((companion, True))
+        plans = interleaved + [(p, True) for p in by_month.values()]
     outcomes = _run(plans, folder, base, args)
+    months = [o for o in outcomes if not o.parquet]
+    fetched = sum(o.fetched for o in outcomes)
+    parts = [_summary(months, "month")]
+    if args.parquet:
+        parts.append(_summary([o for o in outcomes if o.parquet], "Parquet companion"))
+    print(f"{'; '.join(parts)}; {_size(fetched)} downloaded")
+    failed = any(o.error for o in outcomes)
+    unverified = any(o.games is None for o in months if args.verify and o.plan.current is not None)
+    return 1 if failed or (args.verify and unverified) else 0
+
+
+def _summary(outcomes: list[Outcome], what: str) -> str:
     counts: dict[str, int] = {}
     for outcome in outcomes:
         key = "failed" if outcome.error else outcome.plan.status.value
+        if outcome.parquet and outcome.plan.status is Status.EMPTY and not outcome.error:
+            key = "without one"
         counts[key] = counts.get(key, 0) + 1
-    fetched = sum(o.fetched for o in outcomes)
-    summary = ", ".join(f"{n} {what}" for what, n in counts.items()) or "nothing to do"
-    print(
-        f"{len(outcomes)} month{'s' if len(outcomes) != 1 else ''}: {summary}; "
-        f"{_size(fetched)} downloaded"
-    )
-    failed = any(o.error for o in outcomes)
-    unverified = any(o.games is None for o in outcomes if args.verify and o.plan.current)
-    return 1 if failed or (args.verify and unverified) else 0
+    summary = ", ".join(f"{n} {word}" for word, n in counts.items()) or "nothing to do"
+    return f"{len(outcomes)} {what}{'s' if len(outcomes) != 1 else ''}: {summary}"
 
 
 def base_origin(text: str) -> str:
@@ -230,7 +265,7 @@ def _read_state(folder: Path) -> dict[str, object]:
 
 
 def _run(
-    plans: list[MonthPlan], folder: Path, base: str, args: argparse.Namespace
+    plans: list[tuple[MonthPlan, bool]], folder: Path, base: str, args: argparse.Namespace
 ) -> list[Outcome]:
     """Each month's work on a bounded pool of threads; lines printed in month order as soon as
     a month and those before it are done. Ctrl-C stops the downloads at once: their
@@ -239,7 +274,8 @@ def _run(
     outcomes: list[Outcome] = []
     with _progress() as bar, ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures: list[Future[Outcome]] = [
-            pool.submit(_sync_month, p, folder, base, args, stop, bar) for p in plans
+            pool.submit(_sync_month, p, parquet, folder, base, args, stop, bar)
+            for p, parquet in plans
         ]
         try:
             for future in futures:
@@ -298,19 +334,21 @@ def _progress() -> Iterator[Bar]:
 
 def _sync_month(
     month_plan: MonthPlan,
+    parquet: bool,
     folder: Path,
     base: str,
     args: argparse.Namespace,
     stop: StopSignal,
     bar: Bar,
 ) -> Outcome:
-    outcome = Outcome(month_plan)
+    outcome = Outcome(month_plan, parquet)
     current = month_plan.current
     try:
         if current is not None:
             outcome.fetched = _bring(current, folder, base, stop, bar)
             _write_companion(folder, current)
-            if args.verify:
+            # verify reads archives; a companion's SHA-256 is checked like every file's.
+            if args.verify and not parquet:
                 outcome.games = _verify(folder / current.name)
         # Only now, with the current file whole and checked, does the old one leave.
         outcome.moved = _set_aside(folder, month_plan, prune=args.prune)

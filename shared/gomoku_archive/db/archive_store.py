@@ -8,7 +8,7 @@ bytes were read back and checked."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -16,6 +16,7 @@ import asyncpg
 
 from gomoku_archive.catalog.manifest import (
     MonthSummary,
+    ParquetFile,
     PreviousFile,
     PreviousListing,
     full_counts,
@@ -28,6 +29,9 @@ ARCHIVES_CHANNEL = "gomoku_archives"
 """NOTIFY channel: the payload is the month whose published archive changed."""
 
 ArchiveState = Literal["building", "published", "superseded", "failed"]
+ARCHIVES_ONLY = "companion_of IS NULL"
+"""The months' archives, not their Parquet companions (rows of this table too, migration
+0012): every listing of months says it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +253,8 @@ def archive_row(record: asyncpg.Record) -> ArchiveRow:
 async def published_archives(conn: Connection) -> list[ArchiveRow]:
     """The manifest's rows: one per published month."""
     rows = await conn.fetch(
-        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'published' ORDER BY month DESC"
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'published' AND {ARCHIVES_ONLY} "
+        "ORDER BY month DESC"
     )
     return [archive_row(r) for r in rows]
 
@@ -258,7 +263,7 @@ async def superseded_archives(conn: Connection) -> list[ArchiveRow]:
     """Every superseded file (the months' version history), newest month first, most
     recently superseded first within a month. Zero-game rows have no file to list."""
     rows = await conn.fetch(
-        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' "
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' AND {ARCHIVES_ONLY} "
         "AND file_name IS NOT NULL ORDER BY month DESC, superseded_at DESC, id DESC"
     )
     return [archive_row(r) for r in rows]
@@ -269,11 +274,14 @@ async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
     statistics. The API's cache and the ``manifest`` command both read it here, so they print
     the same document."""
     rows = await conn.fetch(
-        f"SELECT {ROW_COLUMNS}, stats FROM archives WHERE state = 'published' ORDER BY month DESC"
+        f"SELECT {ROW_COLUMNS}, stats FROM archives WHERE state = 'published' "
+        f"AND {ARCHIVES_ONLY} ORDER BY month DESC"
     )
+    companions = await _served_companions(conn)
     history: dict[str, list[PreviousFile]] = {}
     for old in await superseded_archives(conn):
-        history.setdefault(old.month, []).append(old.previous_file())
+        previous = replace(old.previous_file(), parquet=companions.get(old.id))
+        history.setdefault(old.month, []).append(previous)
     listings: dict[str, list[PreviousListing]] = {}
     for old in await superseded_zero_game_listings(conn):
         listings.setdefault(old.month, []).append(old.previous_listing())
@@ -281,17 +289,37 @@ async def manifest_summaries(conn: Connection) -> list[MonthSummary]:
     for record in rows:
         row = archive_row(record)
         stats = None if record["stats"] is None else MonthStats.from_json(record["stats"])
-        summaries.append(
-            row.summary(history.get(row.month, ()), stats, listings.get(row.month, ()))
-        )
+        summary = row.summary(history.get(row.month, ()), stats, listings.get(row.month, ()))
+        summaries.append(replace(summary, parquet=companions.get(row.id)))
     return summaries
+
+
+async def _served_companions(conn: Connection) -> dict[int, ParquetFile]:
+    """Every served Parquet companion (migration 0012) by the id of its archive."""
+    rows = await conn.fetch(
+        "SELECT companion_of, file_name, sha256, bytes, games, row_groups, schema_id, "
+        "created_by FROM archives WHERE companion_of IS NOT NULL "
+        "AND state IN ('published', 'superseded') AND file_name IS NOT NULL"
+    )
+    return {
+        r["companion_of"]: ParquetFile(
+            file_name=r["file_name"],
+            sha256=r["sha256"],
+            bytes=r["bytes"],
+            rows=r["games"],
+            row_groups=r["row_groups"],
+            schema_id=r["schema_id"],
+            created_by=r["created_by"],
+        )
+        for r in rows
+    }
 
 
 async def superseded_zero_game_listings(conn: Connection) -> list[ArchiveRow]:
     """Every superseded zero-game listing: a month published without games, then rebuilt with
     some (the feed announced it, so the version history keeps it)."""
     rows = await conn.fetch(
-        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' "
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE state = 'superseded' AND {ARCHIVES_ONLY} "
         "AND file_name IS NULL ORDER BY month DESC, superseded_at DESC, id DESC"
     )
     return [archive_row(r) for r in rows]
@@ -310,19 +338,25 @@ async def downloadable_archive(conn: Connection, file_name: str) -> ArchiveRow |
 async def all_archives(conn: Connection, *, limit: int = 500) -> list[ArchiveRow]:
     """Every archive row, newest month first, for operators."""
     rows = await conn.fetch(
-        f"SELECT {ROW_COLUMNS} FROM archives ORDER BY month DESC, created_at DESC LIMIT $1", limit
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE {ARCHIVES_ONLY} "
+        "ORDER BY month DESC, created_at DESC LIMIT $1",
+        limit,
     )
     return [archive_row(r) for r in rows]
 
 
 async def published_months(conn: Connection) -> set[str]:
-    rows = await conn.fetch("SELECT month FROM archives WHERE state = 'published'")
+    rows = await conn.fetch(
+        f"SELECT month FROM archives WHERE state = 'published' AND {ARCHIVES_ONLY}"
+    )
     return {r["month"] for r in rows}
 
 
 async def published_for_month(conn: Connection, month: str) -> ArchiveRow | None:
     row = await conn.fetchrow(
-        f"SELECT {ROW_COLUMNS} FROM archives WHERE month = $1 AND state = 'published'", month
+        f"SELECT {ROW_COLUMNS} FROM archives WHERE month = $1 AND state = 'published' "
+        f"AND {ARCHIVES_ONLY}",
+        month,
     )
     return None if row is None else archive_row(row)
 
@@ -356,11 +390,12 @@ async def remove_leftovers(conn: Connection, month: str) -> int:
     )
     # Range parts outlive their build only when a run died between its assembly and dropping
     # them; the ranges themselves stay with failed and published rows, for operators.
-    await conn.execute(
-        "DELETE FROM archive_parts WHERE archive_id IN "
-        "(SELECT id FROM archives WHERE month = $1 AND state <> 'building')",
-        month,
-    )
+    for parts in ("archive_parts", "companion_parts", "companion_part_footers"):
+        await conn.execute(
+            f"DELETE FROM {parts} WHERE archive_id IN "
+            "(SELECT id FROM archives WHERE month = $1 AND state <> 'building')",
+            month,
+        )
     return int(status.split()[-1])
 
 
@@ -369,7 +404,8 @@ async def months_with_leftovers(conn: Connection) -> list[str]:
     rows = await conn.fetch(
         "SELECT DISTINCT month FROM archives a WHERE state = 'building' OR (state = 'failed' "
         "AND EXISTS (SELECT 1 FROM archive_chunks c WHERE c.archive_id = a.id)) "
-        "OR EXISTS (SELECT 1 FROM archive_parts p WHERE p.archive_id = a.id) ORDER BY month"
+        "OR EXISTS (SELECT 1 FROM archive_parts p WHERE p.archive_id = a.id) "
+        "OR EXISTS (SELECT 1 FROM companion_parts p WHERE p.archive_id = a.id) ORDER BY month"
     )
     return [r["month"] for r in rows]
 
@@ -438,7 +474,7 @@ async def publish(
     async with transaction(conn):
         current = await conn.fetchrow(
             f"SELECT {ROW_COLUMNS} FROM archives "
-            "WHERE month = $1 AND state = 'published' FOR UPDATE",
+            f"WHERE month = $1 AND state = 'published' AND {ARCHIVES_ONLY} FOR UPDATE",
             month,
         )
         if current is not None and current["file_name"] == file_name:
@@ -511,7 +547,11 @@ async def mark_failed(conn: Connection, archive_id: int, error: str) -> None:
     await conn.execute(
         "WITH failed AS (UPDATE archives SET state = 'failed', failed_at = now(), "
         "finished_at = now(), error = $2 WHERE id = $1 AND state = 'building' RETURNING id), "
-        "parts AS (DELETE FROM archive_parts WHERE archive_id IN (SELECT id FROM failed)) "
+        "parts AS (DELETE FROM archive_parts WHERE archive_id IN (SELECT id FROM failed)), "
+        "cparts AS (DELETE FROM companion_parts "
+        "WHERE archive_id IN (SELECT id FROM failed)), "
+        "footers AS (DELETE FROM companion_part_footers "
+        "WHERE archive_id IN (SELECT id FROM failed)) "
         "DELETE FROM archive_chunks WHERE archive_id IN (SELECT id FROM failed)",
         archive_id,
         error[:2000],

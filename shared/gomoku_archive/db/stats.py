@@ -35,6 +35,7 @@ SELECT month,
        max(published_at) FILTER (WHERE state IN ('published', 'superseded')) AS any_published_at,
        max(failed_at) FILTER (WHERE state = 'failed') AS last_failed_at
 FROM archives
+WHERE companion_of IS NULL
 GROUP BY month
 ORDER BY month
 """

@@ -15,6 +15,9 @@ from gomoku_archive.profile.months import Month
 EXPORT_FUNCTION = "export_month"
 """A month's build: plans its ranges, coordinates them, assembles and publishes the file."""
 MIRROR_FUNCTION = "mirror_archive"
+COMPANION_FUNCTION = "build_companion"
+"""The Parquet companion of an archive published without one (before companions existed, or
+whose companion failed in its build), from the stored archive."""
 PLANNER_FUNCTION = "plan_months"
 PLANNER_CRON_NAME = "cron:" + PLANNER_FUNCTION
 """The name arq gives the planner's cron job (and the prefix of its job ids)."""
@@ -27,10 +30,11 @@ CONTENT_CHECK_FUNCTION = "check_mirror_content"
 CONTENT_CHECK_CRON_NAME = "cron:" + CONTENT_CHECK_FUNCTION
 """The periodic check of a window of every redirect target's bytes."""
 
-JobKind = Literal["export", "mirror", "planner", "scrub", "check", "other"]
+JobKind = Literal["export", "mirror", "companion", "planner", "scrub", "check", "other"]
 
 _EXPORT_RE = re.compile(r"export:(\d{4}-\d{2})(?::force:(\d{8}T\d{6}\.\d{3}Z))?")
 _MIRROR_RE = re.compile(r"mirror:([1-9]\d{0,18})")
+_COMPANION_RE = re.compile(r"companion:([1-9]\d{0,18})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,13 @@ def mirror_job_id(archive_id: int) -> str:
     return f"mirror:{archive_id}"
 
 
+def companion_job_id(archive_id: int) -> str:
+    """The companion of archive ``archive_id``: one job per archive."""
+    if archive_id < 1:
+        raise ValueError(f"archive ids start at 1, got {archive_id}")
+    return f"companion:{archive_id}"
+
+
 def parse_job_id(job_id: str) -> JobRef:
     """Read a job id back; ids this service did not make are ``other``."""
     if m := _EXPORT_RE.fullmatch(job_id):
@@ -86,6 +97,8 @@ def parse_job_id(job_id: str) -> JobRef:
         return JobRef("export", month=month, forced=m.group(2) is not None)
     if m := _MIRROR_RE.fullmatch(job_id):
         return JobRef("mirror", archive_id=int(m.group(1)))
+    if m := _COMPANION_RE.fullmatch(job_id):
+        return JobRef("companion", archive_id=int(m.group(1)))
     if job_id == PLANNER_CRON_NAME or job_id.startswith(PLANNER_CRON_NAME + ":"):
         return JobRef("planner")
     if job_id == SCRUB_CRON_NAME or job_id.startswith(SCRUB_CRON_NAME + ":"):

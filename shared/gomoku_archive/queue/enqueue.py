@@ -1,5 +1,5 @@
-"""Queueing jobs by function name: the planner's exports, mirrors, and operators' forced
-rebuilds (bounded in time, and never queued late)."""
+"""Queueing jobs by function name: the planner's exports, mirrors and companions, and
+operators' forced rebuilds (bounded in time, and never queued late)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from arq.jobs import Job, serialize_job
 from gomoku_archive.errors import RedisUnavailable
 from gomoku_archive.jobs.codec import serialize
 from gomoku_archive.jobs.ids import (
+    COMPANION_FUNCTION,
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
+    companion_job_id,
     export_job_id,
     forced_export_arguments,
     forced_export_job_id,
@@ -77,6 +79,25 @@ async def enqueue_mirrors(client: ArqRedis, archive_ids: Iterable[int]) -> list[
         if status in ("queued", "deferred", "in_progress"):
             continue
         if await enqueue_mirror(client, archive_id, replace_result=status == "complete"):
+            queued.append(archive_id)
+    return queued
+
+
+async def enqueue_companions(client: ArqRedis, archive_ids: Iterable[int]) -> list[int]:
+    """Queue ``companion:<id>`` for each archive whose job is not waiting or running already
+    (a kept result, a run that made none, is replaced); returns the ids queued now."""
+    queued = []
+    for archive_id in archive_ids:
+        job_id = companion_job_id(archive_id)
+        status = await job_status(client, job_id)
+        if status in ("queued", "deferred", "in_progress"):
+            continue
+        if status == "complete":
+            await client.delete(result_key_prefix + job_id)
+        job = await client.enqueue_job(
+            COMPANION_FUNCTION, _job_id=job_id, _queue_name=QUEUE_NAME, archive_id=archive_id
+        )
+        if job is not None:
             queued.append(archive_id)
     return queued
 

@@ -22,10 +22,10 @@ from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.errors import MirrorFailed
 from gomoku_archive.http.headers import (
-    ARCHIVE_CONTENT_TYPE,
     CHECKSUM_CONTENT_TYPE,
     IMMUTABLE_CACHE_CONTROL,
     attachment,
+    file_content_type,
 )
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
@@ -96,7 +96,9 @@ class MirrorReport:
 
 
 def archive_headers(file_name: str) -> ObjectHeaders:
-    return ObjectHeaders(ARCHIVE_CONTENT_TYPE, attachment(file_name), IMMUTABLE_CACHE_CONTROL)
+    return ObjectHeaders(
+        file_content_type(file_name), attachment(file_name), IMMUTABLE_CACHE_CONTROL
+    )
 
 
 def checksum_headers(file_name: str) -> ObjectHeaders:

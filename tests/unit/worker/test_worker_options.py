@@ -16,7 +16,7 @@ SETTINGS = Settings(redis_url="redis://127.0.0.1:6379/7")
 def test_the_export_function() -> None:
     """No arq job per range: every worker's range slot claims them from the table."""
     options = worker_options(SETTINGS)
-    [export, mirror] = options["functions"]
+    [export, mirror, companion] = options["functions"]
     assert isinstance(export, Function)
     assert export.name == "export_month"
     assert export.timeout_s == EXPORT_CEILING_SECONDS
@@ -25,6 +25,10 @@ def test_the_export_function() -> None:
     assert isinstance(mirror, Function)
     assert mirror.name == "mirror_archive"
     assert mirror.max_tries == MIRROR_MAX_TRIES
+    # The planner queues an archive without a companion again; a failure is kept as the result.
+    assert isinstance(companion, Function)
+    assert companion.name == "build_companion"
+    assert companion.max_tries == 1
 
 
 def test_the_weekly_scrub_runs_only_with_a_bucket() -> None:

@@ -4,13 +4,10 @@ stored (the last one ends the deflate stream), and a trailer whose CRC-32 is com
 parts' CRCs (``gzip_trailer``). The counts, exclusions, results and statistics are the ranges'
 tallies merged in order, with the archive order checked across every boundary.
 
-It scales out: once the parts' lengths are known, every part's place in the file is
-(``part_layout``), and the chunks wholly inside a part are copied from its pieces by PostgreSQL
-itself (``db.part_copy``), on ``connections`` connections at once, so those bytes never cross a
-client and the work spreads over the database server's processes; only the chunks across a
-part's edge (with the header and trailer) are put together here from slices. Then every part's
-span of the file is read back against its pieces, again in parallel, and the SHA-256 of the
-whole file is the one serial pass, over the stored chunks (``digest_stored_bytes``).
+It scales out (``export.joined_file``): the chunks wholly inside a part are copied from its
+pieces by PostgreSQL itself on several connections at once, only the chunks across a part's
+edge are put together here, every part's span is read back against its pieces, and the
+SHA-256 of the whole file is the one serial pass.
 
 Why the coordinator's connections and not the ranges' workers: a chunk's place is known only
 once every earlier part's length is, so a range's worker would have to wait for the slowest
@@ -22,23 +19,16 @@ A month of one range is a header, one deflate stream and its trailer: exactly th
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from gomoku_archive.db import archive_store, part_copy, range_store
+from gomoku_archive.db import range_store
 from gomoku_archive.db.archive_store import BuiltFile, Counts
+from gomoku_archive.db.part_copy import archive_parts
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeRow
 from gomoku_archive.errors import IntegrityError
-from gomoku_archive.export.part_layout import (
-    EdgeChunk,
-    FileLayout,
-    InteriorCopy,
-    PartSlice,
-    PlacedPart,
-)
+from gomoku_archive.export.joined_file import write_joined
+from gomoku_archive.export.part_layout import FileLayout
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.deflate_parts import gzip_trailer
@@ -46,18 +36,11 @@ from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 from gomoku_archive.profile.stream import GZIP_HEADER
 from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
-from gomoku_archive.storage.chunks import CHUNK_SIZE, digest_stored_bytes
 
 log = get_logger(__name__)
 
 ASSEMBLY_CONNECTIONS = 4
 """Connections that copy and check at once (taken from the pool beside the lock's)."""
-_CHUNKS_PER_COPY = 64
-"""16 MiB per copying statement: a one-range month still spreads over every connection."""
-_EDGE_CHUNKS_PER_QUERY = 8
-"""2 MiB of slices per round trip for the chunks across edges."""
-
-Step = Callable[[Connection], Awaitable[None]]
 
 
 def merged_counts(month: Month, ranges: list[RangeRow]) -> Counts:
@@ -121,34 +104,27 @@ async def write_file(
     *,
     connections: int = ASSEMBLY_CONNECTIONS,
 ) -> WrittenFile:
-    """The parts' checks, the copies and the chunks across edges, and every part's span read
-    back, each spread over ``connections`` connections of ``pool``; then the SHA-256 pass on
-    ``conn`` (the month's lock holder). Raises IntegrityError when a part or a stored chunk is
-    not what it should be."""
-    started = time.monotonic()
+    """The file of the parts (``joined_file.write_joined``), the SHA-256 pass on ``conn``
+    (the month's lock holder). Raises IntegrityError when a part or a stored chunk is not what
+    it should be."""
     layout = FileLayout(
         GZIP_HEADER,
         [(r.seq, r.attempt, r.deflate_bytes or 0) for r in ranges],
         gzip_trailer([(r.crc32 or 0, r.raw_bytes or 0) for r in ranges]),
     )
-    await _in_parallel(pool, connections, (_part_check(archive_id, month, p) for p in layout.parts))
-    await _in_parallel(pool, connections, _copies(archive_id, month, layout))
-    copied = time.monotonic()
-    await _in_parallel(pool, connections, (_span_check(archive_id, month, p) for p in layout.parts))
-    checked = time.monotonic()
-    sha256 = await digest_stored_bytes(
-        conn, archive_id, size=layout.size, head=layout.header, tail=layout.trailer
+    joined = await write_joined(
+        pool, conn, archive_parts(archive_id), layout, what=str(month), connections=connections
     )
     written = WrittenFile(
         BuiltFile(
-            sha256=sha256,
-            bytes=layout.size,
+            sha256=joined.sha256,
+            bytes=joined.size,
             uncompressed_bytes=sum(r.raw_bytes or 0 for r in ranges),
-            file_name=archive_file_name(month, sha256),
+            file_name=archive_file_name(month, joined.sha256),
         ),
-        copy_seconds=copied - started,
-        check_seconds=checked - copied,
-        sha256_seconds=time.monotonic() - checked,
+        copy_seconds=joined.copy_seconds,
+        check_seconds=joined.check_seconds,
+        sha256_seconds=joined.sha256_seconds,
     )
     log.info(
         "export_assembled",
@@ -168,123 +144,3 @@ async def write_file(
 
 def _rate(size: int, seconds: float) -> int | None:
     return round(size / seconds) if seconds > 0 else None
-
-
-async def _in_parallel(pool: Pool, connections: int, steps: Iterable[Step]) -> None:
-    """Run every step, each on one of ``connections`` pool connections; the first failure
-    cancels the rest and is raised."""
-    pending = iter(steps)
-
-    async def lane() -> None:
-        async with pool.acquire() as conn:
-            for step in pending:
-                await step(conn)
-
-    lanes = [asyncio.create_task(lane()) for _ in range(max(1, connections))]
-    try:
-        await asyncio.gather(*lanes)
-    except BaseException:
-        for task in lanes:
-            task.cancel()
-        await asyncio.gather(*lanes, return_exceptions=True)
-        raise
-
-
-def _part_check(archive_id: int, month: Month, part: PlacedPart) -> Step:
-    """The part's pieces hold what its range recorded: every piece full but the last, and
-    ``length`` bytes in all."""
-
-    async def step(conn: Connection) -> None:
-        found = await part_copy.part_pieces_summary(
-            conn, archive_id, part.range_seq, part.attempt, CHUNK_SIZE
-        )
-        pieces = -(-part.length // CHUNK_SIZE)
-        if (
-            found.bytes != part.length
-            or found.pieces != pieces
-            or found.last_seq != pieces - 1
-            or found.short > (1 if part.length % CHUNK_SIZE else 0)
-        ):
-            raise IntegrityError(
-                f"{month}: range {part.range_seq}'s part holds {found.bytes} bytes in "
-                f"{found.pieces} pieces, its range recorded {part.length}"
-            )
-
-    return step
-
-
-def _copies(archive_id: int, month: Month, layout: FileLayout) -> Iterable[Step]:
-    for copy in layout.interior_copies(batch=_CHUNKS_PER_COPY):
-
-        async def interior(conn: Connection, copy: InteriorCopy = copy) -> None:
-            part = copy.part
-            written = await part_copy.copy_part_chunks(
-                conn,
-                archive_id,
-                part.range_seq,
-                part.attempt,
-                first_chunk=copy.first_chunk,
-                count=copy.count,
-                first_piece=copy.first_piece,
-                split=copy.split,
-            )
-            if written != copy.count:
-                raise IntegrityError(
-                    f"{month}: range {part.range_seq}'s part gave {written} of the "
-                    f"{copy.count} chunks from {copy.first_chunk}"
-                )
-
-        yield interior
-    edges = list(layout.edge_chunks())
-    for first in range(0, len(edges), _EDGE_CHUNKS_PER_QUERY):
-        batch = edges[first : first + _EDGE_CHUNKS_PER_QUERY]
-
-        async def edge(conn: Connection, batch: list[EdgeChunk] = batch) -> None:
-            await _write_edges(conn, archive_id, month, batch)
-
-        yield edge
-
-
-async def _write_edges(
-    conn: Connection, archive_id: int, month: Month, chunks: list[EdgeChunk]
-) -> None:
-    """Put the chunks across edges together from their slices (one query) and write them."""
-    wanted = [
-        (s.range_seq, s.attempt, s.piece, s.start, s.length)
-        for chunk in chunks
-        for s in chunk.sources
-        if isinstance(s, PartSlice)
-    ]
-    found = iter(await part_copy.part_slices(conn, archive_id, wanted) if wanted else [])
-    for chunk in chunks:
-        data = bytearray()
-        for source in chunk.sources:
-            data += source if isinstance(source, bytes) else next(found) or b""
-        if len(data) != chunk.length:
-            raise IntegrityError(
-                f"{month}: chunk {chunk.seq} came to {len(data)} bytes, expected {chunk.length}"
-            )
-        await archive_store.write_chunks(conn, archive_id, chunk.seq, [bytes(data)])
-
-
-def _span_check(archive_id: int, month: Month, part: PlacedPart) -> Step:
-    """Read the part's span of the file back from the stored chunks against its pieces."""
-
-    async def step(conn: Connection) -> None:
-        first_chunk, split = divmod(part.offset, CHUNK_SIZE)
-        wrong = await part_copy.part_span_mismatches(
-            conn,
-            archive_id,
-            part.range_seq,
-            part.attempt,
-            first_chunk=first_chunk,
-            split=split,
-            chunk_size=CHUNK_SIZE,
-        )
-        if wrong:
-            raise IntegrityError(
-                f"{month}: {wrong} pieces of range {part.range_seq}'s part differ from the "
-                "stored chunks"
-            )
-
-    return step

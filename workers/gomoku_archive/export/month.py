@@ -3,10 +3,11 @@ leftovers, plans the month's ranges from per-minute counts (``export.ranges``), 
 exported by any process (``export.coordinator``: every worker's range slot, or the command
 itself and its local processes; one range is ``export.range_run``) until they are the rows
 and the plan of one snapshot of the month (``export.consistency``), assembles the parts into
-one gzip member in 256 KiB chunks (``export.assembly``), and publishes in one transaction,
-statistics included; every failure is recorded on the month. Memory stays flat: rows arrive
-through a server-side cursor, a range's part is written as it is compressed, and the
-statistics are counts."""
+one gzip member in 256 KiB chunks (``export.assembly``) while it joins the month's Parquet
+companion from the ranges' row groups beside it (``export.companion.build``), and publishes
+both in one transaction, statistics included; every failure is recorded on the month. Memory
+stays flat: rows arrive through a server-side cursor, a range's part is written as it is
+compressed, and the statistics are counts."""
 
 from __future__ import annotations
 
@@ -19,9 +20,15 @@ from typing import Literal
 
 import asyncpg
 
-from gomoku_archive.db import archive_store, locks, range_store
+from gomoku_archive.db import archive_store, companion_store, locks, range_store
 from gomoku_archive.db.archive_store import ArchiveRow, BuiltFile, Counts
-from gomoku_archive.db.pool import CONNECTION_ERRORS, Connection, Pool, connection_usable
+from gomoku_archive.db.pool import (
+    CONNECTION_ERRORS,
+    Connection,
+    Pool,
+    connection_usable,
+    transaction,
+)
 from gomoku_archive.errors import (
     DatabaseConnectionLost,
     ExportLocked,
@@ -29,6 +36,8 @@ from gomoku_archive.errors import (
 )
 from gomoku_archive.export import month_reads
 from gomoku_archive.export.assembly import assemble
+from gomoku_archive.export.companion import build as companion_build
+from gomoku_archive.export.companion.build import StoredCompanion
 from gomoku_archive.export.coordinator import Coordinator, Progress, RangeOptions
 from gomoku_archive.export.ranges import Range
 from gomoku_archive.logs import get_logger
@@ -239,10 +248,10 @@ async def _export_locked(
             if existing is not None:
                 return "skipped", existing
         archive_id = await archive_store.start_building(lock_conn, str(month), reason=reason)
-        counts, built = await _build(
+        counts, built, companion = await _build(
             pool, lock_conn, archive_id, table, month, progress, options, hooks.planned
         )
-        return await archive_store.publish(lock_conn, archive_id, str(month), counts, built)
+        return await _publish(lock_conn, archive_id, month, counts, built, companion)
     except asyncio.CancelledError as cancelled:
         # Shut down or out of time: the building row is invisible already; close it now rather
         # than leave it for the next run, if the database still answers. A run out of time
@@ -261,6 +270,29 @@ async def _export_locked(
         raise error from exc
 
 
+async def _publish(
+    conn: Connection,
+    archive_id: int,
+    month: Month,
+    counts: Counts,
+    built: BuiltFile | None,
+    companion: StoredCompanion | None,
+) -> tuple[Outcome, ArchiveRow]:
+    """The archive and its companion in one transaction. A rebuild that gives the bytes of a
+    served archive (``unchanged``, ``restored``) drops its own archive row: the companion then
+    goes to that archive, unless it has one (which it keeps). A companion whose bytes an
+    earlier build's companion has goes, as that row, to the archive published now."""
+    async with transaction(conn):
+        new = None if companion is None else companion.companion_id
+        if new is not None and built is not None:
+            await companion_store.attach_to_file(conn, new, built.file_name)
+        outcome, row = await archive_store.publish(conn, archive_id, str(month), counts, built)
+        if companion is not None and new is None:
+            await companion_store.give_to(conn, companion.built.file_name, row.id)
+        await companion_store.follow_archives(conn, str(month))
+    return outcome, row
+
+
 async def _build(
     pool: Pool,
     lock_conn: Connection,
@@ -270,7 +302,7 @@ async def _build(
     progress: Progress | None,
     options: RangeOptions,
     planned: Callable[[int], Awaitable[None]],
-) -> tuple[Counts, BuiltFile | None]:
+) -> tuple[Counts, BuiltFile | None, StoredCompanion | None]:
     source_pool = options.source_pool or pool
     planning = time.monotonic()
     plan, candidates = await _plan(source_pool, table, month, options)
@@ -294,7 +326,29 @@ async def _build(
         pool, source_pool, lock_conn, archive_id, table, month, progress, options, planned
     )
     ranges = await coordinator.run()
-    return await assemble(pool, lock_conn, archive_id, month, ranges)
+    # The companion is joined from the ranges' row groups while the archive is assembled: two
+    # serial steps side by side, each a copy inside PostgreSQL and a SHA-256 pass.
+    companion = asyncio.create_task(companion_build.from_ranges(pool, archive_id, month, ranges))
+    try:
+        counts, built = await assemble(pool, lock_conn, archive_id, month, ranges)
+    except BaseException:
+        companion.cancel()
+        await asyncio.gather(companion, return_exceptions=True)
+        raise
+    return counts, built, await _companion(companion, month)
+
+
+async def _companion(
+    task: asyncio.Task[StoredCompanion | None], month: Month
+) -> StoredCompanion | None:
+    """The companion, or None: a month without games has none, and a companion that failed
+    does not hold its archive back (the planner's ``build_companion`` makes it from the
+    published archive later; the bytes are the same)."""
+    try:
+        return await task
+    except Exception as exc:
+        log.error("export_companion_failed", month=str(month), error=_error_text(exc))
+        return None
 
 
 async def _plan(

@@ -2,7 +2,9 @@
 ``export`` command's coordinator, or one of its local processes): read the range's rows
 in one short transaction on the source, classify and format them with the month's step
 (``Tally.take``), compress them as a raw deflate part of their own (``PartCompressor``), and
-store the part and its tally under the claim's attempt.
+store the part and its tally under the claim's attempt; the same lines become the range's
+companion part (its row group of the month's Parquet file, ``export.companion.parts``), stored
+beside it.
 
 While it works the claimer refreshes the range's heartbeat; a range whose heartbeat stops (a
 worker SIGKILLed, a machine gone) for ``range_store.STALE_SECONDS`` is claimed again by another
@@ -25,6 +27,7 @@ from gomoku_archive.db import range_store, source
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.range_store import RangeClaim
 from gomoku_archive.errors import ExportFailed
+from gomoku_archive.export.companion.parts import RangePart
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.deflate_parts import PartCompressor
@@ -150,6 +153,7 @@ async def _export_range(
             given if given is not None else await stack.enter_async_context(archive_pool.acquire())
         )
         part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
+        rows_part = RangePart()
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # What the range's snapshot held, for the build's consistency check: summed from the
         # very rows read.
@@ -169,7 +173,9 @@ async def _export_range(
             ) as batches,
         ):
             async for rows in batches:
-                text = "".join(take_rows(rows))
+                lines = take_rows(rows)
+                rows_part.write(lines)
+                text = "".join(lines)
                 texts.append(text)
                 held += len(text)
                 if held >= _BLOCK_CHARS:
@@ -185,6 +191,7 @@ async def _export_range(
         # The source transaction ends with the read: compressing the tail needs no snapshot.
         await part.add(await stream.finish("".join(texts).encode("utf-8")))
         await part.flush(final=True)
+        await rows_part.store(conn, claim, games=tally.games)
         if on_progress is not None:
             on_progress(tally.candidates, tally.games)
         done = await range_store.finish_range(

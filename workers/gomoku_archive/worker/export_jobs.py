@@ -30,6 +30,7 @@ from gomoku_archive.jobs.rebuild_reason import rebuild_reason
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.months import Month
 from gomoku_archive.worker import running_record
+from gomoku_archive.worker.companion_jobs import after_publish
 from gomoku_archive.worker.context import (
     clock_of,
     pool_of,
@@ -106,6 +107,7 @@ async def export_month(
             raise
         if result.outcome != "skipped":
             await queue_mirror(ctx, result.archive)
+            await after_publish(ctx, result.archive)
         summary = result.summary()
         extra: dict[str, Any] = {
             k: summary[k] for k in ("file", "games", "excluded", "bytes", "sha256")

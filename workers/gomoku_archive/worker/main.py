@@ -2,7 +2,8 @@
 
 - functions: ``export_month`` (a month's build and its coordinator; arq timeout = the export
   ceiling; each job sets its month's own limit inside; ``MAX_TRIES`` runs; results kept a day for
-  operators) and ``mirror_archive``;
+  operators), ``mirror_archive`` and ``build_companion`` (the Parquet companion of an archive
+  published without one);
 - beside arq's job slots, one range slot (``export.range_slot``): ranges of any build, claimed
   from the table, one at a time, woken by the ranges' notifications (``db.range_notices``);
 - cron: ``plan_months`` at start-up and at 00:00, 06:00, 12:00 and 18:00 UTC; with S3_BUCKET
@@ -33,6 +34,7 @@ from gomoku_archive.export.range_slot import RangeSlot
 from gomoku_archive.jobs.codec import deserialize, serialize
 from gomoku_archive.jobs.ids import (
     CHECK_CRON_NAME,
+    COMPANION_FUNCTION,
     CONTENT_CHECK_CRON_NAME,
     EXPORT_FUNCTION,
     MIRROR_FUNCTION,
@@ -48,6 +50,7 @@ from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store, require_bucket
 from gomoku_archive.worker import context
 from gomoku_archive.worker.arq_lines import trim_arq_lines
+from gomoku_archive.worker.companion_jobs import COMPANION_TIMEOUT_SECONDS, build_companion
 from gomoku_archive.worker.context import Clock, utc_now
 from gomoku_archive.worker.export_jobs import export_month
 from gomoku_archive.worker.job_loop import ArchiveWorker, LoopHeartbeat
@@ -184,6 +187,14 @@ def worker_options(
                 name=MIRROR_FUNCTION,
                 timeout=MIRROR_TIMEOUT_SECONDS,
                 max_tries=MIRROR_MAX_TRIES,
+                keep_result=RESULT_KEEP_SECONDS,
+            ),
+            # A failure is kept as the job's result; the planner queues the archive again.
+            func(
+                build_companion,
+                name=COMPANION_FUNCTION,
+                timeout=COMPANION_TIMEOUT_SECONDS,
+                max_tries=1,
                 keep_result=RESULT_KEEP_SECONDS,
             ),
         ],

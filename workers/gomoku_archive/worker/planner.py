@@ -1,7 +1,7 @@
 """The planner, ``plan_months``: the worker's cron job (at start-up and every six hours) that
 queues an export for every closed month without a published archive, sweeps the leftovers of
-dead builds, backfills the S3 mirror and records its run for operators (``/ops/``,
-``gomoku-archive jobs``)."""
+dead builds, queues the Parquet companion of every published archive without one, backfills
+the S3 mirror and records its run for operators (``/ops/``, ``gomoku-archive jobs``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.connection import REDIS_ERRORS
 from gomoku_archive.queue.enqueue import enqueue_export, job_status
 from gomoku_archive.queue.worker_keys import record_planner_run
+from gomoku_archive.worker.companion_jobs import plan_companions
 from gomoku_archive.worker.context import clock_of, pool_of, redis_of, settings_of
 from gomoku_archive.worker.mirror_backfill import backfill_mirrors
 
@@ -53,6 +54,7 @@ async def plan_months(ctx: dict[str, Any]) -> dict[str, Any]:
             decided[key].append(str(month))
         run |= {"missing": [str(m) for m in missing], **decided}
         run["leftoversRemoved"] = await month_export.sweep_leftovers(pool)
+        run["companionsEnqueued"] = await plan_companions(ctx)
         run["mirrorsEnqueued"] = await backfill_mirrors(ctx)
         run["error"] = None
     except Exception as exc:

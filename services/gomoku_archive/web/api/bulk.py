@@ -1,4 +1,5 @@
-"""``sha256sums.txt``, ``list.txt`` and ``feed.atom`` under ``/api/v1/database/``: rendered from
+"""``sha256sums.txt``, ``list.txt``, ``parquet.txt`` and ``feed.atom`` under
+``/api/v1/database/``: rendered from
 the cached manifest (never a query), kept per manifest version and origin, and served like the
 manifest (``gomoku_archive.web.server.encoded``)."""
 
@@ -9,7 +10,7 @@ from typing import Any, Literal
 
 from aiohttp import hdrs, web
 
-from gomoku_archive.catalog.bulk_lists import sha256sums, url_list
+from gomoku_archive.catalog.bulk_lists import parquet_url_list, sha256sums, url_list
 from gomoku_archive.catalog.feed import build_feed
 from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.web.keys import BULK_FILES, MANIFEST
@@ -20,13 +21,14 @@ BULK_CACHING = "public, max-age=60"
 """The manifest's: each list changes exactly when the manifest does."""
 TEXT = "text/plain; charset=utf-8"
 ATOM = "application/atom+xml; charset=utf-8"
-Kind = Literal["sha256sums", "list", "feed"]
+Kind = Literal["sha256sums", "list", "parquet", "feed"]
 Renderer = Callable[[Mapping[str, Any], str], bytes]
 """(manifest document, origin) -> body."""
 
 _RENDERERS: dict[Kind, Renderer] = {
     "sha256sums": lambda document, origin: sha256sums(document).encode("ascii"),
     "list": lambda document, origin: url_list(document, origin).encode("utf-8"),
+    "parquet": lambda document, origin: parquet_url_list(document, origin).encode("utf-8"),
     "feed": build_feed,
 }
 
@@ -56,6 +58,10 @@ async def checksums(request: web.Request) -> web.Response:
 
 async def url_list_file(request: web.Request) -> web.Response:
     return _serve(request, "list", TEXT, absolute=True)
+
+
+async def parquet_list_file(request: web.Request) -> web.Response:
+    return _serve(request, "parquet", TEXT, absolute=True)
 
 
 async def feed(request: web.Request) -> web.Response:

@@ -1,4 +1,5 @@
-"""``/api/v1/database/files/{file}`` and its ``.sha256`` companion.
+"""``/api/v1/database/files/{file}`` and its ``.sha256`` companion, for an archive and for its
+Parquet companion alike (both are rows of ``archives``).
 
 The handler validates the name before any query, looks the row up (published or superseded
 only), lets ``http.conditions`` decide, and streams the chosen span chunk by chunk with
@@ -20,14 +21,15 @@ from typing import BinaryIO
 
 from aiohttp import hdrs, web
 
+from gomoku_archive.companion.names import is_companion_name
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.http.conditions import Representation, strong_etag
 from gomoku_archive.http.headers import (
-    ARCHIVE_CONTENT_TYPE,
     CHECKSUM_CONTENT_TYPE,
     IMMUTABLE_CACHE_CONTROL,
     attachment,
+    file_content_type,
 )
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line, is_archive_name
@@ -68,10 +70,21 @@ def checksum_representation(row: ArchiveRow, body: bytes) -> Representation:
 
 
 async def find_archive(request: web.Request, name: str) -> ArchiveRow:
-    """The downloadable row of ``name``; anything else is a 404, and a name that is not a
-    well-formed archive name never reaches the database."""
+    """The downloadable row of ``name``, an archive's; anything else is a 404, and a name that
+    is not a well-formed archive name never reaches the database."""
     if not is_archive_name(name):
         raise NotFound("no such archive file")
+    return await _downloadable(request, name)
+
+
+async def find_file(request: web.Request, name: str) -> ArchiveRow:
+    """As ``find_archive``, for an archive or a Parquet companion."""
+    if not (is_archive_name(name) or is_companion_name(name)):
+        raise NotFound("no such archive file")
+    return await _downloadable(request, name)
+
+
+async def _downloadable(request: web.Request, name: str) -> ArchiveRow:
     async with request.app[POOL].acquire() as conn:
         row = await archive_store.downloadable_archive(conn, name)
     if row is None or row.sha256 is None:
@@ -81,7 +94,7 @@ async def find_archive(request: web.Request, name: str) -> ArchiveRow:
 
 async def archive_file(request: web.Request) -> web.StreamResponse:
     name = request.match_info["file"]
-    row = await find_archive(request, name)
+    row = await find_file(request, name)
     rep = archive_representation(row)
     caching: dict[str, str] = {hdrs.CACHE_CONTROL: IMMUTABLE_CACHE_CONTROL}
     decision = decide(request, rep)
@@ -93,7 +106,7 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
     response.headers.update(caching)
     response.headers.update(
         {
-            hdrs.CONTENT_TYPE: ARCHIVE_CONTENT_TYPE,
+            hdrs.CONTENT_TYPE: file_content_type(name),
             hdrs.CONTENT_DISPOSITION: attachment(name),
             hdrs.ACCEPT_RANGES: "bytes",
             **validators(rep),
@@ -118,7 +131,7 @@ async def archive_file(request: web.Request) -> web.StreamResponse:
 
 async def checksum_file(request: web.Request) -> web.StreamResponse:
     name = request.match_info["file"]
-    row = await find_archive(request, name)
+    row = await find_file(request, name)
     assert row.sha256 is not None
     body = checksum_line(name, row.sha256).encode("ascii")
     rep = checksum_representation(row, body)

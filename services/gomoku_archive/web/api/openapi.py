@@ -89,6 +89,49 @@ _MONTH = {
             "description": "Statistics of the month's games; null for a month published before "
             "they were counted (its next export adds them)",
         },
+        "parquet": {
+            "oneOf": [{"$ref": "#/components/schemas/ParquetFile"}, {"type": "null"}],
+            "description": "The file's Parquet companion: the same games as typed columns, to "
+            "query in place; null for a month without games, and for a while after a month "
+            "published before companions existed (a worker job makes its companion)",
+        },
+    },
+}
+
+_PARQUET_FILE = {
+    "type": "object",
+    "required": [
+        "file",
+        "downloadUrl",
+        "checksumUrl",
+        "bytes",
+        "sha256",
+        "rows",
+        "rowGroups",
+        "schema",
+        "createdBy",
+    ],
+    "properties": {
+        "file": {
+            "type": "string",
+            "pattern": "^gomoku-party-[0-9]{4}-(0[1-9]|1[0-2])-[0-9a-f]{16}[.]parquet$",
+            "description": "gomoku-party-YYYY-MM-<first 16 hex of its own SHA-256>.parquet",
+        },
+        "downloadUrl": {"type": "string"},
+        "checksumUrl": {"type": "string"},
+        "bytes": {"type": "integer", "minimum": 1},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "rows": {"type": "integer", "minimum": 1, "description": "One row a game: the games"},
+        "rowGroups": {"type": "integer", "minimum": 1},
+        "schema": {
+            "type": "string",
+            "description": "The companion's schema (its columns on /database/profile)",
+        },
+        "createdBy": {
+            "type": "string",
+            "description": "The writer, as the file's footer names it: part of the file's "
+            "identity (the same games give the same bytes with the same writer)",
+        },
     },
 }
 
@@ -186,6 +229,10 @@ _PREVIOUS_FILE = {
         "firstPublishedAt": {"type": "string", "format": "date-time"},
         "supersededAt": {"type": "string", "format": "date-time"},
         "rebuildReason": _REBUILD_REASON,
+        "parquet": {
+            "oneOf": [{"$ref": "#/components/schemas/ParquetFile"}, {"type": "null"}],
+            "description": "Its Parquet companion, superseded with it (null: it had none)",
+        },
     },
 }
 
@@ -239,7 +286,8 @@ _FILE_PARAM = {
     "name": "file",
     "in": "path",
     "required": True,
-    "description": "gomoku-party-YYYY-MM-<16 hex digits>.sgf.gz, as listed in the manifest",
+    "description": "gomoku-party-YYYY-MM-<16 hex digits>.sgf.gz, or its Parquet companion's "
+    "gomoku-party-YYYY-MM-<16 hex digits>.parquet, as listed in the manifest",
     "schema": {"type": "string"},
 }
 _NOT_MODIFIED = {"description": "The client's copy is current", "headers": {}}
@@ -270,8 +318,8 @@ def _manifest_operation() -> dict[str, Any]:
     }
 
 
-def _file_operation(summary: str, media: str) -> dict[str, Any]:
-    body: dict[str, Any] = {media: {}}
+def _file_operation(summary: str, *media: str) -> dict[str, Any]:
+    body: dict[str, Any] = {m: {} for m in media}
     return {
         "summary": summary,
         "parameters": [_FILE_PARAM, *_CONDITIONAL, *_RANGE],
@@ -450,7 +498,8 @@ def build_document() -> dict[str, Any]:
             "/api/v1/database": manifest,
             "/api/v1/database/manifest.json": alias,
             "/api/v1/database/sha256sums.txt": _bulk(
-                "<sha256>  <file> per current file, newest month first (sha256sum -c)",
+                "<sha256>  <file> per current file and its Parquet companion, newest month "
+                "first (sha256sum -c)",
                 "Sha256Sums",
                 "text/plain",
             ),
@@ -459,14 +508,25 @@ def build_document() -> dict[str, Any]:
                 "UrlList",
                 "text/plain",
             ),
+            "/api/v1/database/parquet.txt": _bulk(
+                "The absolute download URL of every current file's Parquet companion (for "
+                "data tools that read a list of URLs, and wget -i)",
+                "ParquetList",
+                "text/plain",
+            ),
             "/api/v1/database/feed.atom": _bulk(
                 "Atom 1.0 feed of publications and rebuilds", "Feed", "application/atom+xml"
             ),
             "/api/v1/database/files/{file}": _get_and_head(
-                _file_operation("An archive file (gzip)", "application/gzip"), "ArchiveFile"
+                _file_operation(
+                    "An archive file (gzip), or its Parquet companion",
+                    "application/gzip",
+                    "application/vnd.apache.parquet",
+                ),
+                "ArchiveFile",
             ),
             "/api/v1/database/files/{file}.sha256": _get_and_head(
-                _file_operation("An archive's checksum line", "text/plain"), "ChecksumFile"
+                _file_operation("A file's checksum line", "text/plain"), "ChecksumFile"
             ),
             "/api/v1/database/files/{file}.torrent": _get_and_head(
                 _torrent_operation(), "TorrentFile"
@@ -486,18 +546,21 @@ def build_document() -> dict[str, Any]:
                 [_YEAR_PARAM],
             ),
             "/database/files/": _page(
-                "Every current file and its .sha256 as relative links: the index rclone and "
-                "wget --mirror --no-parent walk",
+                "Every current file, its Parquet companion and their .sha256 as relative "
+                "links: the index rclone and wget --mirror --no-parent walk",
                 "FileIndex",
             ),
             "/database/files/{file}": _get_and_head(
                 _file_operation(
-                    "An archive file (gzip), as under /api/v1/database/files/", "application/gzip"
+                    "An archive file (gzip) or its Parquet companion, as under "
+                    "/api/v1/database/files/",
+                    "application/gzip",
+                    "application/vnd.apache.parquet",
                 ),
                 "MirroredArchiveFile",
             ),
             "/database/files/{file}.sha256": _get_and_head(
-                _file_operation("An archive's checksum line", "text/plain"),
+                _file_operation("A file's checksum line", "text/plain"),
                 "MirroredChecksumFile",
             ),
             "/database/tools/": _page(
@@ -519,6 +582,7 @@ def build_document() -> dict[str, Any]:
                 "Manifest": _MANIFEST,
                 "Month": _MONTH,
                 "PreviousFile": _PREVIOUS_FILE,
+                "ParquetFile": _PARQUET_FILE,
                 "PreviousZeroGameListing": _PREVIOUS_ZERO_GAME_LISTING,
                 "MonthStats": _MONTH_STATS,
                 "Error": {

@@ -11,7 +11,15 @@ from typing import Any
 from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
 from gomoku_archive.verify.records import FILTER_OPTIONS
 from gomoku_archive.web.pages.charts import bar_chart, month_figures
-from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
+from gomoku_archive.web.pages.examples import (
+    GAMES_CSV,
+    GAMES_JSONL,
+    GAMES_RECIPES,
+    QUERY_EXAMPLES,
+    SGFMILL_EXAMPLE,
+    STDLIB_EXAMPLE,
+    with_origin,
+)
 from gomoku_archive.web.pages.profile import example_line
 from gomoku_archive.web.pages.templating import render
 
@@ -134,6 +142,11 @@ def render_database_page(
         games_filters=FILTER_OPTIONS,
         stdlib_example=STDLIB_EXAMPLE,
         sgfmill_example=SGFMILL_EXAMPLE,
+        parquet_list_url=origin + "/api/v1/database/parquet.txt",
+        query_examples={tool: with_origin(e, origin) for tool, e in QUERY_EXAMPLES.items()},
+        games_csv=GAMES_CSV,
+        games_jsonl=GAMES_JSONL,
+        games_recipes=GAMES_RECIPES,
         **_labels(),
     )
     return html.encode("utf-8")

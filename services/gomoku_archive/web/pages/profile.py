@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime
 
 from gomoku_archive.catalog.manifest import PROFILE, SCOPE
+from gomoku_archive.companion.schema import COLUMNS, COMPRESSION_LEVEL, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 from gomoku_archive.profile.writer import (
     RE_VALUES,
@@ -37,7 +38,7 @@ EXAMPLE = GameRecord(
 """The profile's documented example game, written by the real writer."""
 
 
-PROFILE_REVISED = datetime(2026, 12, 2, tzinfo=UTC)
+PROFILE_REVISED = datetime(2026, 12, 7, tzinfo=UTC)
 """The profile page's Last-Modified (it is built from constants): change it with the page's
 text, so that mirrors (``wget -N``) fetch the page again."""
 
@@ -84,5 +85,11 @@ def render_profile_page() -> bytes:
         example=example_line().rstrip("\n"),
         stdlib_example=STDLIB_EXAMPLE,
         sgfmill_example=SGFMILL_EXAMPLE,
+        parquet={
+            "schema_id": SCHEMA_ID,
+            "columns": COLUMNS,
+            "row_groups": ROW_GROUPS,
+            "compression_level": COMPRESSION_LEVEL,
+        },
     )
     return html.encode("utf-8")
