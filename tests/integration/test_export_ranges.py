@@ -42,6 +42,7 @@ from gomoku_archive.profile.stream import ArchiveStream
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import _bad_rows, archive_bytes, insert
+from tests.support import pool_from
 
 AUG = Month(2026, 8)
 
@@ -611,3 +612,27 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
     assert footer is not None and footer.rows == third.games == 10
     assert footer.body_bytes == companion_pieces and companion_left == 0
     assert unchanged == [] and still == after
+
+
+async def test_a_pool_of_two_connections_still_publishes(db_dsn: str, pool: Pool) -> None:
+    """The archive's assembly and the companion's join run side by side, each on a connection
+    it holds (the month's lock holder, and one more), and spread their copies over more of the
+    pool: a pool with no connection to spare (a small one, or one another build holds) slows
+    them down but never stops them. With 2 connections the build hung for good, each waiting
+    for the pool."""
+    await insert(
+        pool, [game_row(finished_at=utc(2026, 8, 3, h, m)) for h in range(6) for m in (0, 30)]
+    )
+    async with pool_from(db_dsn, min_size=2, max_size=2) as small:
+        result = await asyncio.wait_for(
+            export_month(small, table="games", month=AUG, ranges=RangeOptions(range_candidates=4)),
+            timeout=120,
+        )
+    assert result.outcome == "published" and result.archive is not None
+    assert result.archive.games == 12
+    async with pool.acquire() as conn:
+        ranges = await conn.fetchval("SELECT count(*) FROM archive_ranges")
+        companions = await conn.fetchval(
+            "SELECT count(*) FROM archives WHERE companion_of IS NOT NULL AND state = 'published'"
+        )
+    assert ranges == 3 and companions == 1

@@ -17,7 +17,6 @@ every earlier part's length is, so a range job would have to wait for the slowes
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from gomoku_archive.db import archive_store, part_copy
 from gomoku_archive.db.part_copy import Parts
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.errors import IntegrityError
+from gomoku_archive.export.lanes import in_lanes
 from gomoku_archive.export.part_layout import (
     EdgeChunk,
     FileLayout,
@@ -68,14 +68,15 @@ async def write_joined(
     connections: int,
 ) -> JoinedFile:
     """The parts' checks, the copies and the chunks across edges, and every part's span read
-    back, each spread over ``connections`` connections of ``pool``; then the SHA-256 pass on
-    ``conn``. Raises IntegrityError (its message starting with ``what``) when a part or a
-    stored chunk is not what it should be."""
+    back, each spread over ``conn`` and up to ``connections - 1`` connections of ``pool`` (which
+    may have none to give: then ``conn`` does all); then the SHA-256 pass on ``conn``. Raises
+    IntegrityError (its message starting with ``what``) when a part or a stored chunk is not
+    what it should be."""
     started = time.monotonic()
-    await _in_parallel(pool, connections, (_part_check(parts, what, p) for p in layout.parts))
-    await _in_parallel(pool, connections, _copies(parts, what, layout))
+    await _in_parallel(pool, conn, connections, (_part_check(parts, what, p) for p in layout.parts))
+    await _in_parallel(pool, conn, connections, _copies(parts, what, layout))
     copied = time.monotonic()
-    await _in_parallel(pool, connections, (_span_check(parts, what, p) for p in layout.parts))
+    await _in_parallel(pool, conn, connections, (_span_check(parts, what, p) for p in layout.parts))
     checked = time.monotonic()
     sha256 = await digest_stored_bytes(
         conn, parts.file_id, size=layout.size, head=layout.header, tail=layout.trailer
@@ -89,26 +90,13 @@ async def write_joined(
     )
 
 
-async def _in_parallel(pool: Pool, connections: int, steps: Iterable[Step]) -> None:
-    """Run every step, each on one of ``connections`` pool connections (no more than there are
-    steps: a small file's few copies open no idle connection); the first failure cancels the
-    rest and is raised."""
-    listed = list(steps)
-    pending = iter(listed)
-
-    async def lane() -> None:
-        async with pool.acquire() as conn:
-            for step in pending:
-                await step(conn)
-
-    lanes = [asyncio.create_task(lane()) for _ in range(max(1, min(connections, len(listed))))]
-    try:
-        await asyncio.gather(*lanes)
-    except BaseException:
-        for task in lanes:
-            task.cancel()
-        await asyncio.gather(*lanes, return_exceptions=True)
-        raise
+async def _in_parallel(
+    pool: Pool, conn: Connection, connections: int, steps: Iterable[Step]
+) -> None:
+    """Run every step on ``conn`` and on up to ``connections - 1`` more of ``pool``
+    (``lanes.in_lanes``: no more than there are steps, and ``conn`` takes those no pool
+    connection comes for); the first failure cancels the rest and is raised."""
+    await in_lanes(conn, pool, list(steps), lanes=connections)
 
 
 def _part_check(parts: Parts, what: str, part: PlacedPart) -> Step:

@@ -13,16 +13,16 @@ exporting transaction lasts as long as the slowest slice being read, about the w
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
 from gomoku_archive.db import source
 from gomoku_archive.db.pool import Connection, Pool
 from gomoku_archive.db.source import MonthCount, RangesSeen
+from gomoku_archive.export.lanes import in_lanes
 from gomoku_archive.export.ranges import Range, plan_ranges
 from gomoku_archive.profile.months import Month
 
@@ -140,48 +140,17 @@ async def read_in_one_snapshot(
 ) -> list[T]:
     """Every read's result, in order: ``first`` opens a ``source.counting`` transaction and
     reads; up to ``connections - 1`` more connections of ``pool`` read in that transaction's
-    snapshot. A read that fails fails the whole (the others are cancelled)."""
-    results: dict[int, T] = {}
-    queue = deque(enumerate(reads))
-
-    async def drain(conn: Connection) -> None:
-        while queue:
-            index, read = queue.popleft()
-            results[index] = await read(conn)
-
+    snapshot (``lanes.in_lanes``). A read that fails fails the whole (the others are
+    cancelled)."""
     async with source.counting(first):
-        helpers: list[asyncio.Task[None]] = []
-        reading: set[asyncio.Task[None]] = set()
+        opening = None
         if min(connections, len(reads)) > 1:
             snapshot_id = await source.export_snapshot(first)
 
-            async def helper() -> None:
-                async with pool.acquire() as conn:
-                    if not queue:
-                        return
-                    task = asyncio.current_task()
-                    assert task is not None
-                    reading.add(task)
-                    async with source.counting(conn, snapshot_id=snapshot_id):
-                        await drain(conn)
+            def opening(conn: Connection) -> AbstractAsyncContextManager[None]:
+                return source.counting(conn, snapshot_id=snapshot_id)
 
-            more = min(connections, len(reads)) - 1
-            helpers = [asyncio.create_task(helper()) for _ in range(more)]
-        try:
-            await drain(first)
-            for task in helpers:
-                if task not in reading:
-                    task.cancel()  # still waiting for a connection: every slice is taken
-            outcomes = await asyncio.gather(*helpers, return_exceptions=True)
-        except BaseException:
-            for task in helpers:
-                task.cancel()
-            await asyncio.gather(*helpers, return_exceptions=True)
-            raise
-        for task, outcome in zip(helpers, outcomes, strict=True):
-            if task in reading and isinstance(outcome, BaseException):
-                raise outcome
-    return [results[i] for i in range(len(reads))]
+        return await in_lanes(first, pool, reads, lanes=connections, opening=opening)
 
 
 def _slices(connections: int) -> int:
