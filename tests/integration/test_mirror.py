@@ -630,7 +630,7 @@ async def test_a_companion_is_mirrored_checked_and_redirected_as_its_archive(
 
     wrong = bytes(b ^ 0xFF if i == len(stored) // 2 else b for i, b in enumerate(stored))
     client(s3_endpoint).put_object(Bucket=bucket, Key=key, Body=wrong)
-    found = await mirror.check_content(pass_number=0, sample_bytes=0)  # every byte
+    found = await mirror.check_content(sample_bytes=0, wait_seconds=5)  # every byte
     assert list(found.withdrawn) == [companion.id], found.summary()
     async with serving(db_dsn, pool, settings=s3_settings) as api:
         r = await api.get(url, allow_redirects=False)

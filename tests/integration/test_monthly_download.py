@@ -140,6 +140,7 @@ async def test_robots_and_favicon(api: Client) -> None:
 async def current_files(api: Client) -> list[str]:
     document = await (await api.get(BASE + "manifest.json")).json()
     names = [m["file"] for m in document["months"] if m["file"]]
+    names += [m["parquet"]["file"] for m in document["months"] if m.get("parquet")]
     return sorted([*names, *(f"{name}.sha256" for name in names)])
 
 

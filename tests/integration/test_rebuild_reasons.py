@@ -39,12 +39,12 @@ REASON = "a late game <b>arrived</b> & was scored"
 
 
 async def rows_of(pool: Pool) -> list[tuple[str, str | None, str | None, bool]]:
-    """Every row of August, oldest first: state, its own reason, its last rebuild's reason,
-    whether a rebuild is recorded on it."""
+    """Every archive row of August (not its companions), oldest first: state, its own reason,
+    its last rebuild's reason, whether a rebuild is recorded on it."""
     async with pool.acquire() as conn:
         rows = await conn.fetch(
             "SELECT state, rebuild_reason, last_rebuild_reason, last_rebuild_at IS NOT NULL AS r "
-            "FROM archives WHERE month = '2026-08' ORDER BY id"
+            "FROM archives WHERE month = '2026-08' AND companion_of IS NULL ORDER BY id"
         )
     return [(r["state"], r["rebuild_reason"], r["last_rebuild_reason"], r["r"]) for r in rows]
 
