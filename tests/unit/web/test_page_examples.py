@@ -55,11 +55,12 @@ def test_the_docs_show_the_query_examples_with_the_public_origin() -> None:
 
 
 def test_the_database_page_shows_the_query_examples_and_recipes_at_its_origin() -> None:
-    page = html.unescape(render_database_page(build_manifest([]), "http://127.0.0.1:8080").decode())
+    raw = render_database_page(build_manifest([]), "http://127.0.0.1:8080")
+    text, page = text_of(raw), html.unescape(raw.decode())
     for example in QUERY_EXAMPLES.values():
-        assert with_origin(example, "http://127.0.0.1:8080") in page
+        assert with_origin(example, "http://127.0.0.1:8080") in text
     for recipe in GAMES_RECIPES.values():
-        assert recipe in page
+        assert recipe in text
     assert 'id="query"' in page and 'id="typed"' in page
     assert 'href="#query"' in page and 'href="#typed"' in page
     assert "downloaders' guide" not in page, "a visitor has no repository: the page says it all"
