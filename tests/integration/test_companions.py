@@ -34,7 +34,7 @@ from gomoku_archive.profile.writer import GameRecord
 from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.chunks import iter_archive
-from gomoku_archive.verify.records import GameFilter
+from gomoku_archive.verify.games_rows import GameFilter
 from gomoku_archive.worker.companion_jobs import build_companion
 from gomoku_archive.worker.planner import plan_months
 from tests.integration.rows import game_row

@@ -41,7 +41,7 @@ from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Termination
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line, order_key
-from gomoku_archive.verify import records
+from gomoku_archive.verify import games_rows
 from gomoku_archive.verify.game import check_line
 from tests.budget import examples
 
@@ -62,7 +62,7 @@ def rows_of(lines: list[str]) -> list[dict[str, Any]]:
 
 
 def games_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A companion row in ``games``' fields and words (``verify.records.record``)."""
+    """A companion row in ``games``' fields and words (``verify.games_rows.record``)."""
     return {
         "id": row["id"],
         "month": row["month"],
@@ -81,7 +81,7 @@ def test_every_example_row_is_what_games_reads_from_its_line() -> None:
     lines = example_lines()
     for line, row in zip(lines, rows_of(lines), strict=True):
         facts = check_line(line.rstrip("\n"))
-        assert games_view(row) == records.record(facts)
+        assert games_view(row) == games_rows.record(facts)
         assert row["result"] in WINNER_OF_RESULT and f"RE[{row['result']}]" in line
         assert row["plies"] == len(row["moves"]) == len(row["sgf_moves"])
         assert "".join(f";{'BW'[i % 2]}[{p}]" for i, p in enumerate(row["sgf_moves"])) in line
@@ -89,7 +89,7 @@ def test_every_example_row_is_what_games_reads_from_its_line() -> None:
 
 
 def test_the_winner_words_are_games_words() -> None:
-    assert WINNERS == records.WINNERS
+    assert WINNERS == games_rows.WINNERS
 
 
 @st.composite
@@ -131,7 +131,7 @@ def games(draw: st.DrawFn) -> GameRecord:
 def test_any_game_s_row_is_what_games_reads_from_its_line(played: list[GameRecord]) -> None:
     lines = [game_line(g) for g in played]
     for line, row in zip(lines, rows_of(lines), strict=True):
-        assert games_view(row) == records.record(check_line(line.rstrip("\n")))
+        assert games_view(row) == games_rows.record(check_line(line.rstrip("\n")))
         assert row["month"] == row["finish"].strftime("%Y-%m")
 
 

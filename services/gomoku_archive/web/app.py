@@ -12,7 +12,7 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.errors import ConfigError
-from gomoku_archive.http.routes import FILES_PATH, MIRROR_FILES_PATH
+from gomoku_archive.http.file_urls import FILES_PATH, MIRROR_FILES_PATH
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.file_cache import FileCache
 from gomoku_archive.storage.s3 import S3Store

@@ -16,8 +16,8 @@ from gomoku_archive.catalog.manifest import PROFILE
 from gomoku_archive.catalog.torrent import build_torrent
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.http.conditions import Representation, strong_etag
+from gomoku_archive.http.file_urls import download_url
 from gomoku_archive.http.headers import attachment
-from gomoku_archive.http.routes import download_url
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import TORRENT_SUFFIX
 from gomoku_archive.storage.chunks import ChunkReadError
