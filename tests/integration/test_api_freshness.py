@@ -20,7 +20,7 @@ from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import connect
 from gomoku_archive.settings import Settings
-from gomoku_archive.web.freshness import FreshnessRefresher
+from gomoku_archive.web.freshness_refresher import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port

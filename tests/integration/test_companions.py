@@ -19,7 +19,7 @@ import pytest
 
 from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.cli.games_cmd import write_games
-from gomoku_archive.companion.names import companion_file_name
+from gomoku_archive.companion.file_names import companion_file_name
 from gomoku_archive.db import archive_store, companion_store, source
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, example_records

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.companion import footer
-from gomoku_archive.companion.lines import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
+from gomoku_archive.companion.line_rows import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
 from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.demo.examples import example_records
 from gomoku_archive.demo.player import play_game
@@ -42,7 +42,7 @@ from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Terminat
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line, order_key
 from gomoku_archive.verify import games_rows
-from gomoku_archive.verify.game import check_line
+from gomoku_archive.verify.line_check import check_line
 from tests.budget import examples
 
 # sha256 of the companion of demo.examples.example_records() (the bundled example archive's 200

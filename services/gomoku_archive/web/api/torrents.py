@@ -23,9 +23,9 @@ from gomoku_archive.profile.names import TORRENT_SUFFIX
 from gomoku_archive.storage.chunks import ChunkReadError
 from gomoku_archive.web.api.downloads import find_archive
 from gomoku_archive.web.keys import MIRROR_STORE, POOL, TORRENT_PIECES
-from gomoku_archive.web.origin import origin_of, vary
+from gomoku_archive.web.request_origin import origin_of, vary
 from gomoku_archive.web.server.conditional import respond_bytes
-from gomoku_archive.web.server.errors import ApiError, ServiceUnavailable
+from gomoku_archive.web.server.http_errors import ApiError, ServiceUnavailable
 
 log = get_logger(__name__)
 

@@ -2,7 +2,7 @@
 ``building`` row (``companion_of`` its archive), checked against its SHA-256, and recorded; it
 is published with its archive (``companion_store.follow_archives``).
 
-Two sources, one row definition (``companion.lines``) and one row group per range of the
+Two sources, one row definition (``companion.line_rows``) and one row group per range of the
 archive's build, so one file for the same archive:
 
 - ``from_ranges``, the month's build: every range has encoded its own row group from the lines
@@ -25,8 +25,8 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from gomoku_archive.companion.file_names import companion_file_name
 from gomoku_archive.companion.footer import MAGIC, Joiner
-from gomoku_archive.companion.names import companion_file_name
 from gomoku_archive.companion.schema import SCHEMA_ID
 from gomoku_archive.db import companion_store, range_store
 from gomoku_archive.db.archive_store import ArchiveRow
