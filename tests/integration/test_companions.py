@@ -39,9 +39,9 @@ from gomoku_archive.worker.companion_jobs import build_companion
 from gomoku_archive.worker.planner import plan_months
 from tests.integration.rows import game_row
 from tests.integration.worker_support import close_context, job_context
-from tests.unit.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
-from tests.unit.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
-from tests.unit.test_companion import games_view
+from tests.unit.companion.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
+from tests.unit.companion.test_companion import games_view
+from tests.unit.profile.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
 
 AUG = EXAMPLE_MONTH
 

@@ -1,6 +1,6 @@
 """The repository's layout is the design's: ``services/``, ``workers/`` and ``shared/`` are the
 three roots of one namespace package, ``gomoku_archive``, each holding one role (where each
-command lives: tests/unit/test_cli_main.py). import-linter checks the imports between the roles
+command lives: tests/unit/cli/test_cli_main.py). import-linter checks the imports between the roles
 (``[tool.importlinter]``); this checks what it cannot see: the folders themselves."""
 
 from __future__ import annotations

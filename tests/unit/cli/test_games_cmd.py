@@ -23,7 +23,7 @@ from gomoku_archive.profile.writer import game_line
 from gomoku_archive.verify.games_rows import GameFilter, game_filter, parse_instant
 from tests.budget import examples
 from tests.docs_pages import code_blocks, section
-from tests.unit.test_verify import GAMES, GOOD, LINES, gz, verify
+from tests.unit.verify.test_verify import GAMES, GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()
 

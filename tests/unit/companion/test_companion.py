@@ -284,7 +284,7 @@ def test_the_same_bytes_in_other_processes() -> None:
     """Fresh interpreters with other hash seeds write the same file."""
     code = (
         "import hashlib\n"
-        "from tests.unit.test_companion import build, example_lines\n"
+        "from tests.unit.companion.test_companion import build, example_lines\n"
         "print(hashlib.sha256(build(example_lines(), batch=9)).hexdigest())\n"
     )
     digests = set()

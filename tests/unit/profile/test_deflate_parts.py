@@ -22,7 +22,7 @@ from gomoku_archive.profile.deflate_parts import (
 )
 from gomoku_archive.profile.stream import BLOCK_SIZE, GZIP_HEADER, ArchiveStream
 from tests.budget import examples
-from tests.unit.test_archive_stream import sample
+from tests.unit.profile.test_archive_stream import sample
 
 CRCS = st.integers(0, 0xFFFFFFFF)
 DATA = sample(200 * 1024)
