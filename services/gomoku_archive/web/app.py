@@ -176,7 +176,7 @@ async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _download_cache(app: web.Application) -> AsyncIterator[None]:
-    """Local copies of archives for sendfile (see src/gomoku_archive/storage/file_cache.py)."""
+    """Local copies of archives for sendfile (see shared/gomoku_archive/storage/file_cache.py)."""
     settings = app[SETTINGS]
     assert settings.download_cache_dir is not None
     cache = FileCache(settings.download_cache_dir, settings.download_cache_bytes)
