@@ -32,6 +32,7 @@ from gomoku_archive.profile.deflate_parts import gzip_trailer
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.stream import GZIP_HEADER
 from gomoku_archive.storage.chunks import CHUNK_SIZE, check_stored_bytes, chunk_writer
+from tests.support import part_segments
 
 from .figures import Figure, Size, bounded, compared
 from .support import scratch_database
@@ -268,9 +269,7 @@ async def assemble_through_client(
     await emit(GZIP_HEADER)
     for row in ranges:
         seq = 0
-        while segments := await range_store.part_segments(
-            conn, archive_id, row.seq, row.attempt, seq, 4
-        ):
+        while segments := await part_segments(conn, archive_id, row.seq, row.attempt, seq, 4):
             for segment in segments:
                 await emit(segment)
             seq += len(segments)

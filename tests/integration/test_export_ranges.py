@@ -42,7 +42,7 @@ from gomoku_archive.profile.stream import ArchiveStream
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import _bad_rows, archive_bytes, insert
-from tests.support import pool_from
+from tests.support import part_segments, pool_from
 
 AUG = Month(2026, 8)
 
@@ -565,7 +565,7 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
     async with pool.acquire() as conn:
         before = await range_store.ranges_of(conn, archive_id)
         third = before[2]
-        segments = await range_store.part_segments(conn, archive_id, 2, third.attempt, 0, 100)
+        segments = await part_segments(conn, archive_id, 2, third.attempt, 0, 100)
         todo = await range_store.replace_ranges(
             conn,
             archive_id,
@@ -573,7 +573,7 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
             [None, third.seq],
         )
         after = await range_store.ranges_of(conn, archive_id)
-        moved = await range_store.part_segments(conn, archive_id, 4, third.attempt, 0, 100)
+        moved = await part_segments(conn, archive_id, 4, third.attempt, 0, 100)
         left = await conn.fetchval(
             "SELECT count(*) FROM archive_parts WHERE archive_id = $1 AND range_seq < 3",
             archive_id,

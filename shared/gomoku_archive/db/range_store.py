@@ -483,22 +483,6 @@ async def replace_ranges(
     return [row[1] for row in fresh]
 
 
-async def part_segments(
-    conn: Connection, archive_id: int, range_seq: int, attempt: int, first_seq: int, count: int
-) -> list[bytes]:
-    """Segments ``first_seq ..`` (at most ``count``) of a range's part, in order."""
-    rows = await conn.fetch(
-        "SELECT data FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 "
-        "AND attempt = $3 AND seq >= $4 ORDER BY seq LIMIT $5",
-        archive_id,
-        range_seq,
-        attempt,
-        first_seq,
-        count,
-    )
-    return [r["data"] for r in rows]
-
-
 async def drop_parts(conn: Connection, archive_id: int) -> None:
     """The parts once the archive's chunks hold their bytes (the ranges stay, for operators)."""
     await conn.execute("DELETE FROM archive_parts WHERE archive_id = $1", archive_id)
