@@ -57,14 +57,14 @@ class ChunkSpan:
         """Every chunk is full but the file's last one."""
         return min(self.chunk_size, self.size - seq * self.chunk_size)
 
-    def segment(self, seq: int, data: bytes) -> memoryview:
+    def view(self, seq: int, data: bytes) -> memoryview:
         """The part of chunk ``seq`` inside the span, without copying."""
         base = seq * self.chunk_size
         return memoryview(data)[max(self.start - base, 0) : min(self.end - base, len(data))]
 
 
 class ChunkReader:
-    """Yields the span's segments in order, ``batch`` chunks per query."""
+    """Yields the span's views in order, ``batch`` chunks per query."""
 
     def __init__(
         self, pool: Pool, archive_id: int, span: ChunkSpan, *, batch: int = CHUNKS_PER_QUERY
@@ -76,7 +76,7 @@ class ChunkReader:
         self._next_seq = span.first_seq if span.end > span.start else span.last_seq + 1
 
     async def next_batch(self) -> list[memoryview] | None:
-        """The next segments, or None when the span is done. Raises ``ChunkReadError``."""
+        """The next views, or None when the span is done. Raises ``ChunkReadError``."""
         span = self._span
         if self._next_seq > span.last_seq:
             return None
@@ -93,7 +93,7 @@ class ChunkReader:
                 f"{len(chunks)} found",
                 database=False,
             )
-        segments = []
+        views = []
         for seq, data in enumerate(chunks, start=first):
             if len(data) != span.expected_length(seq):
                 raise ChunkReadError(
@@ -101,9 +101,9 @@ class ChunkReader:
                     f"expected {span.expected_length(seq)}",
                     database=False,
                 )
-            segments.append(span.segment(seq, data))
+            views.append(span.view(seq, data))
         self._next_seq = first + count
-        return segments
+        return views
 
 
 async def iter_archive(
@@ -113,8 +113,8 @@ async def iter_archive(
     chunks per query. Raises ``ChunkReadError``."""
     reader = ChunkReader(pool, archive_id, ChunkSpan(size, start, size if end is None else end))
     while (batch := await reader.next_batch()) is not None:
-        for segment in batch:
-            yield segment
+        for view in batch:
+            yield view
 
 
 # --- the write side (the export) ---------------------------------------------------------

@@ -203,10 +203,10 @@ async def _stream(
     async def body(sent: list[int]) -> None:
         batch = first.pop()  # held here only: each sent batch is let go before the next read
         while batch is not None:
-            for segment in batch:
+            for view in batch:
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                    await response.write(segment)
-                sent[0] += len(segment)
+                    await response.write(view)
+                sent[0] += len(view)
             batch = None  # let the sent batch go before the next one is read
             try:
                 batch = await reader.next_batch()

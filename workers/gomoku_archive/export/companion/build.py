@@ -182,7 +182,7 @@ class _StreamedFile:
         self.conn = conn
         self.companion_id = companion_id
         self._joiner = Joiner()
-        self._segments = chunk_writer(conn, companion_id)
+        self._chunks = chunk_writer(conn, companion_id)
         self._digest = hashlib.sha256()
         self.size = 0
         self.encode_seconds = 0.0
@@ -210,11 +210,11 @@ class _StreamedFile:
     async def _write(self, data: bytes) -> None:
         self._digest.update(data)
         self.size += len(data)
-        await self._segments.add(data)
+        await self._chunks.add(data)
 
     async def finish(self, month: Month, rows: int) -> tuple[BuiltCompanion, bool]:
         await self._write(self._joiner.finish())
-        await self._segments.flush(final=True)
+        await self._chunks.flush(final=True)
         sha256 = self._digest.hexdigest()
         await check_stored_bytes(self.conn, self.companion_id, sha256=sha256, size=self.size)
         return await _record(
@@ -285,8 +285,8 @@ async def _archive_lines(pool: Pool, archive: ArchiveRow) -> AsyncIterator[list[
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     pending = b""
     lines: list[str] = []
-    async for segment in iter_archive(pool, archive.id, archive.bytes):
-        pending += inflater.decompress(segment)
+    async for view in iter_archive(pool, archive.id, archive.bytes):
+        pending += inflater.decompress(view)
         *whole, pending = pending.split(b"\n")
         lines += (line.decode("utf-8") + "\n" for line in whole)
         while len(lines) >= ARCHIVE_LINES_PER_BATCH:
