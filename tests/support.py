@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gomoku_archive.db.pool import Pool, create_pool
+from gomoku_archive.db.pool import Connection, Pool, create_pool
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, EXAMPLES_DIR, example_archive
 from gomoku_archive.profile.names import archive_file_name
 from gomoku_archive.profile.stats import StatsCounter
@@ -71,3 +71,20 @@ def settings_read() -> frozenset[str]:
     environ = _Recording()
     Settings.from_env(environ, isatty=False)
     return frozenset(environ.asked)
+
+
+async def part_segments(
+    conn: Connection, archive_id: int, range_seq: int, attempt: int, first_seq: int, count: int
+) -> list[bytes]:
+    """Segments ``first_seq ..`` (at most ``count``) of a range's part, in order: how tests and
+    the benchmarks look into a part; the service itself copies parts inside PostgreSQL."""
+    rows = await conn.fetch(
+        "SELECT data FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 "
+        "AND attempt = $3 AND seq >= $4 ORDER BY seq LIMIT $5",
+        archive_id,
+        range_seq,
+        attempt,
+        first_seq,
+        count,
+    )
+    return [r["data"] for r in rows]

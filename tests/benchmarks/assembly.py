@@ -1,13 +1,13 @@
 """The assembly alone (issue 29): a month's file put together from parts already stored, at
 1, 4 and 11.5 GB of parts (a 100M-game month is about 11.5 GB), in MB/s of file, with its steps
 apart (the copies and edges on several connections, the per-part read-back, the serial SHA-256
-pass); and at 1 GB against the assembly before it (the coordinator alone reading every piece,
+pass); and at 1 GB against the assembly before it (the coordinator alone reading every segment,
 writing every chunk through the client and reading all back: ``assemble_through_client`` below,
 the code of ``export.assembly`` before issue 29), in turn (new, before, new, before), with the
 same SHA-256 from both.
 
-The parts are synthetic and made inside PostgreSQL: each piece is one random 256 KiB run of
-stored deflate blocks (sent once, inserted as many times as needed), each part 21 pieces and a
+The parts are synthetic and made inside PostgreSQL: each segment is one random 256 KiB run of
+stored deflate blocks (sent once, inserted as many times as needed), each part 21 segments and a
 shorter tail (about 5.6 MB, a range of K = 50,000 real games is about 4.4 to 5.8 MB) so that
 parts start off the chunks' edges, and the last part ends the deflate stream with an empty final
 block: the file is a valid gzip member whose CRC-32 and length the trailer combines from the
@@ -32,6 +32,7 @@ from gomoku_archive.profile.deflate_parts import gzip_trailer
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.stream import GZIP_HEADER
 from gomoku_archive.storage.chunks import CHUNK_SIZE, check_stored_bytes, chunk_writer
+from tests.support import part_segments
 
 from .figures import Figure, Size, bounded, compared
 from .support import scratch_database
@@ -40,7 +41,7 @@ SECTION = "assembly"
 MONTH = Month(2026, 8)
 MB = 1_000_000
 GB = 1_000 * MB
-PIECES_PER_PART = 21
+SEGMENTS_PER_PART = 21
 TAIL_PAYLOAD = 100_000
 
 
@@ -165,8 +166,8 @@ def _stored_blocks(payload: bytes, *, final: bool = False) -> bytes:
     return bytes(out)
 
 
-def _piece() -> tuple[bytes, bytes]:
-    """A piece of exactly CHUNK_SIZE bytes of stored blocks, and its payload."""
+def _segment() -> tuple[bytes, bytes]:
+    """A segment of exactly CHUNK_SIZE bytes of stored blocks, and its payload."""
     blocks = 5
     payload = os.urandom(CHUNK_SIZE - 5 * blocks)
     sizes = [len(payload) // blocks] * (blocks - 1)
@@ -181,16 +182,16 @@ def _piece() -> tuple[bytes, bytes]:
 
 async def _synthetic_parts(conn: Connection, total: int) -> tuple[int, list[RangeRow]]:
     """An archive being built whose done ranges hold parts of about ``total`` bytes in all."""
-    piece, payload = _piece()
+    segment, payload = _segment()
     tail_payload = os.urandom(TAIL_PAYLOAD)
     tail, last_tail = _stored_blocks(tail_payload), _stored_blocks(tail_payload, final=True)
-    part_bytes = PIECES_PER_PART * CHUNK_SIZE + len(tail)
+    part_bytes = SEGMENTS_PER_PART * CHUNK_SIZE + len(tail)
     parts = max(2, round(total / part_bytes))
     crc = 0
-    for _ in range(PIECES_PER_PART):
+    for _ in range(SEGMENTS_PER_PART):
         crc = zlib.crc32(payload, crc)
     crc = zlib.crc32(tail_payload, crc)
-    raw = PIECES_PER_PART * len(payload) + TAIL_PAYLOAD
+    raw = SEGMENTS_PER_PART * len(payload) + TAIL_PAYLOAD
     archive_id = await archive_store.start_building(conn, str(MONTH))
     await conn.execute(
         "INSERT INTO archive_ranges (archive_id, seq, first_second, end_second, last, planned, "
@@ -214,8 +215,8 @@ async def _synthetic_parts(conn: Connection, total: int) -> tuple[int, list[Rang
             archive_id,
             first,
             min(first + 20, parts),
-            PIECES_PER_PART,
-            piece,
+            SEGMENTS_PER_PART,
+            segment,
             parts,
             last_tail,
             tail,
@@ -252,7 +253,7 @@ async def _check_gzip(
 async def assemble_through_client(
     conn: Connection, archive_id: int, ranges: list[RangeRow]
 ) -> tuple[float, str]:
-    """The coordinator alone: every piece read, every chunk written and hashed, all read back
+    """The coordinator alone: every segment read, every chunk written and hashed, all read back
     (``export.assembly`` before issue 29). Returns its seconds and the file's SHA-256."""
     started = time.monotonic()
     chunks = chunk_writer(conn, archive_id)
@@ -268,12 +269,10 @@ async def assemble_through_client(
     await emit(GZIP_HEADER)
     for row in ranges:
         seq = 0
-        while pieces := await range_store.part_pieces(
-            conn, archive_id, row.seq, row.attempt, seq, 4
-        ):
-            for piece in pieces:
-                await emit(piece)
-            seq += len(pieces)
+        while segments := await part_segments(conn, archive_id, row.seq, row.attempt, seq, 4):
+            for segment in segments:
+                await emit(segment)
+            seq += len(segments)
     await emit(gzip_trailer([(r.crc32 or 0, r.raw_bytes or 0) for r in ranges]))
     await chunks.flush(final=True)
     await check_stored_bytes(conn, archive_id, sha256=digest.hexdigest(), size=size)

@@ -106,8 +106,8 @@ def _export(dsn: str, workdir: Path) -> Path:
             assert row is not None
             path = workdir / str(row["file_name"])
             with path.open("wb") as out:
-                async for piece in iter_archive(pool, row["id"], row["bytes"]):
-                    out.write(piece)
+                async for view in iter_archive(pool, row["id"], row["bytes"]):
+                    out.write(view)
         return path
 
     return asyncio.run(fetch())

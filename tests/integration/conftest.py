@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 import asyncpg
@@ -26,6 +26,7 @@ from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.db.source import create_reference_table
 from gomoku_archive.profile.months import Month
 from gomoku_archive.settings import Settings
+from tests.integration.api_support import Client, serving
 
 PG_ADMIN_DSN = os.environ.get("TEST_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_SERVER = os.environ.get("TEST_REDIS_SERVER", "redis-server")
@@ -218,3 +219,43 @@ def settings(db_dsn: str, redis_url: str) -> Settings:
         ops_token="test-ops-token-of-at-least-32-characters",
         log_format="json",
     )
+
+
+ApiWarmUp = Callable[[Client], Awaitable[None]]
+
+
+@pytest.fixture
+def api_data() -> None:
+    """What the database holds before ``api`` serves it: nothing here. A module whose tests need
+    rows overrides this fixture, asking for its own (``months``, ``row``, ``big``) or publishing
+    them itself."""
+
+
+@pytest.fixture
+def api_settings(db_dsn: str) -> Settings:
+    """The settings ``api`` serves with: Redis on a closed port, since the public API must not
+    need it. A module overrides it for a download cache, say."""
+    return Settings(database_url=db_dsn, redis_url="redis://127.0.0.1:1/0")
+
+
+@pytest.fixture
+def api_warm_up() -> ApiWarmUp | None:
+    """Requests ``api`` makes before any test sees it (None: none). A module overrides it to fill
+    a cache first, say."""
+    return None
+
+
+@pytest.fixture
+async def api(
+    db_dsn: str,
+    pool: Pool,
+    api_data: None,
+    api_settings: Settings,
+    api_warm_up: ApiWarmUp | None,
+) -> AsyncIterator[Client]:
+    """The real app on a loopback port of its own, serving the test database once ``api_data``
+    is in it, with ``api_settings``, after ``api_warm_up``: the one ``api`` of these tests."""
+    async with serving(db_dsn, pool, settings=api_settings) as client:
+        if api_warm_up is not None:
+            await api_warm_up(client)
+        yield client

@@ -8,7 +8,6 @@ import asyncio
 import gzip
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import feedparser
@@ -42,9 +41,8 @@ async def months(pool: Pool) -> None:
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool, months: None) -> AsyncIterator[Client]:
-    async with serving(db_dsn, pool) as client:
-        yield client
+def api_data(months: None) -> None:
+    """``api`` serves the months."""
 
 
 async def run(*argv: str, cwd: Path) -> tuple[int, str]:

@@ -9,7 +9,6 @@ import hashlib
 import io
 import json
 import subprocess
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,8 +30,8 @@ from tests.integration.api_support import (
     publish_bytes,
     publish_demo_month,
     random_bytes,
-    serving,
 )
+from tests.integration.conftest import ApiWarmUp
 from tests.support import wait_filled
 
 FILES = "/api/v1/database/files/"
@@ -54,26 +53,37 @@ async def published(pool: Pool) -> Published:
     return Published(demo, blob, data)
 
 
+@pytest.fixture
+def api_data(published: Published) -> None:
+    """``api`` serves the published files."""
+
+
 @pytest.fixture(params=["chunks", "file_cache"])
-async def api(
-    request: pytest.FixtureRequest, db_dsn: str, pool: Pool, published: Published, tmp_path: Path
-) -> AsyncIterator[Client]:
+def api_settings(request: pytest.FixtureRequest, db_dsn: str, tmp_path: Path) -> Settings:
     """Every test runs twice: streamed from the chunks, and sent from the local file cache
-    (filled by a first download of each file), which must answer exactly the same."""
-    if request.param == "chunks":
-        async with serving(db_dsn, pool) as client:
-            yield client
-        return
+    (filled by a first download of each file, ``api_warm_up``), which must answer exactly the
+    same."""
     settings = Settings(database_url=db_dsn, redis_url="redis://127.0.0.1:1/0")
-    settings = replace(settings, download_cache_dir=tmp_path / "cache")
-    async with serving(db_dsn, pool, settings=settings) as client:
+    if request.param == "chunks":
+        return settings
+    return replace(settings, download_cache_dir=tmp_path / "cache")
+
+
+@pytest.fixture
+def api_warm_up(api_settings: Settings, published: Published) -> ApiWarmUp | None:
+    """With a file cache, one download of each file fills it before a test begins."""
+    if api_settings.download_cache_dir is None:
+        return None
+
+    async def fill(client: Client) -> None:
         for row in (published.demo, published.blob):
             async with client.get(url_of(row)) as response:
                 await response.read()
         cache = app_of(client)[DOWNLOAD_CACHE]
         await wait_filled(cache)
         assert cache.total == published.demo.bytes + published.blob.bytes
-        yield client
+
+    return fill
 
 
 def url_of(row: ArchiveRow) -> str:

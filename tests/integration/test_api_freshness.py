@@ -15,12 +15,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gomoku_archive.db import archive_store
+from gomoku_archive.db.archive_freshness import read_archive_freshness
 from gomoku_archive.db.pool import Pool
-from gomoku_archive.db.stats import read_archive_stats
 from gomoku_archive.profile.months import Month
 from gomoku_archive.queue.connection import connect
 from gomoku_archive.settings import Settings
-from gomoku_archive.web.freshness import FreshnessRefresher
+from gomoku_archive.web.freshness_refresher import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics
 from tests.integration.api_support import publish_bytes, random_bytes, serving
 from tests.integration.conftest import free_port
@@ -61,13 +61,13 @@ async def fail(pool: Pool, month: str) -> None:
 
 async def test_the_summary_query(pool: Pool) -> None:
     async with pool.acquire() as conn:
-        assert (await read_archive_stats(conn)).months == ()
+        assert (await read_archive_freshness(conn)).months == ()
     await fail(pool, "2026-08")
     august = await publish_bytes(pool, "2026-08", random_bytes(1000, seed=1))
     await fail(pool, "2026-09")
     await publish_bytes(pool, "2026-08", random_bytes(1000, seed=2))  # supersedes the first
     async with pool.acquire() as conn:
-        stats = await read_archive_stats(conn)
+        stats = await read_archive_freshness(conn)
     assert [m.month for m in stats.months] == ["2026-08", "2026-09"]
     aug, sep = stats.months
     assert aug.published_at is not None and aug.last_failed_at is not None

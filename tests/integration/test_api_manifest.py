@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -38,9 +37,8 @@ async def months(pool: Pool) -> None:
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool, months: None) -> AsyncIterator[Client]:
-    async with serving(db_dsn, pool) as client:
-        yield client
+def api_data(months: None) -> None:
+    """``api`` serves the months."""
 
 
 async def expected_document(pool: Pool) -> dict[str, object]:

@@ -4,7 +4,6 @@ document, and behaviour while PostgreSQL refuses connections (Redis is never nee
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
@@ -18,7 +17,6 @@ from tests.integration.api_support import (
     Client,
     publish_bytes,
     random_bytes,
-    serving,
 )
 
 FILES = "/api/v1/database/files/"
@@ -30,9 +28,8 @@ async def row(pool: Pool) -> ArchiveRow:
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool, row: ArchiveRow) -> AsyncIterator[Client]:
-    async with serving(db_dsn, pool) as client:
-        yield client
+def api_data(row: ArchiveRow) -> None:
+    """``api`` serves the row."""
 
 
 async def admin(*statements: str) -> None:

@@ -9,7 +9,6 @@ import asyncio
 import hashlib
 import json
 import subprocess
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import aiohttp
@@ -75,9 +74,8 @@ async def big(pool: Pool) -> Big:
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool, big: Big) -> AsyncIterator[Client]:
-    async with serving(db_dsn, pool) as client:
-        yield client
+def api_data(big: Big) -> None:
+    """``api`` serves the big file."""
 
 
 @pytest.mark.parametrize("cancel", [False, True], ids=["run_app", "handler_cancellation"])

@@ -10,7 +10,6 @@ import shlex
 import subprocess
 import venv
 import zipfile
-from collections.abc import AsyncIterator
 from io import BytesIO
 from pathlib import Path
 
@@ -26,10 +25,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
+async def api_data() -> None:
+    """``api`` serves the downloaders' wheel, built first."""
     assert await asyncio.to_thread(ensure_wheel, Settings()) is not None
-    async with serving(db_dsn, pool) as client:
-        yield client
 
 
 async def test_the_wheel_is_served_like_a_download(api: Client) -> None:

@@ -45,11 +45,11 @@ async def stored_parts(conn: Connection, lengths: list[int]) -> tuple[int, list[
             zlib.crc32(data),
             len(data),
         )
-        pieces = [data[i : i + CHUNK_SIZE] for i in range(0, len(data), CHUNK_SIZE)]
+        segments = [data[i : i + CHUNK_SIZE] for i in range(0, len(data), CHUNK_SIZE)]
         await conn.executemany(
             "INSERT INTO archive_parts (archive_id, range_seq, attempt, seq, data) "
             "VALUES ($1, $2, 2, $3, $4)",
-            [(archive_id, seq, i, piece) for i, piece in enumerate(pieces)],
+            [(archive_id, seq, i, segment) for i, segment in enumerate(segments)],
         )
     return archive_id, parts
 
@@ -114,7 +114,7 @@ async def test_a_chunk_that_differs_from_its_part_is_found_by_the_read_back(
     async with pool.acquire() as conn:
         archive_id, _ = await stored_parts(conn, [5 * CHUNK_SIZE])
         ranges = await range_store.ranges_of(conn, archive_id)
-        with pytest.raises(IntegrityError, match="pieces of range 0's part differ"):
+        with pytest.raises(IntegrityError, match="segments of range 0's part differ"):
             await write_file(pool, conn, archive_id, AUG, ranges)
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.cli.games_cmd import write_games
-from gomoku_archive.companion.names import companion_file_name
+from gomoku_archive.companion.file_names import companion_file_name
 from gomoku_archive.db import archive_store, companion_store, source
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.demo.examples import EXAMPLE_MONTH, example_records
@@ -34,14 +34,14 @@ from gomoku_archive.profile.writer import GameRecord
 from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.chunks import iter_archive
-from gomoku_archive.verify.records import GameFilter
+from gomoku_archive.verify.games_rows import GameFilter
 from gomoku_archive.worker.companion_jobs import build_companion
 from gomoku_archive.worker.planner import plan_months
 from tests.integration.rows import game_row
 from tests.integration.worker_support import close_context, job_context
-from tests.unit.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
-from tests.unit.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
-from tests.unit.test_companion import games_view
+from tests.unit.companion.test_companion import GOLDEN_SHA256 as COMPANION_GOLDEN
+from tests.unit.companion.test_companion import games_view
+from tests.unit.profile.test_archive_stream import GOLDEN_SHA256 as ARCHIVE_GOLDEN
 
 AUG = EXAMPLE_MONTH
 

@@ -33,27 +33,27 @@ def cache_dir(tmp_path: Path) -> Path:
     return tmp_path / "cache"
 
 
-async def _api(db_dsn: str, pool: Pool, cache_dir: Path, max_bytes: int) -> AsyncIterator[Client]:
-    settings = Settings(
+def cache_settings(db_dsn: str, cache_dir: Path, max_bytes: int) -> Settings:
+    return Settings(
         database_url=db_dsn,
         redis_url="redis://127.0.0.1:1/0",
         download_cache_dir=cache_dir,
         download_cache_bytes=max_bytes,
     )
-    async with serving(db_dsn, pool, settings=settings) as client:
-        yield client
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool, cache_dir: Path) -> AsyncIterator[Client]:
-    async for client in _api(db_dsn, pool, cache_dir, 10 * SIZE):
-        yield client
+def api_settings(db_dsn: str, cache_dir: Path) -> Settings:
+    """``api`` keeps a download cache with room for ten files of SIZE bytes."""
+    return cache_settings(db_dsn, cache_dir, 10 * SIZE)
 
 
 @pytest.fixture
 async def small_api(db_dsn: str, pool: Pool, cache_dir: Path) -> AsyncIterator[Client]:
     """Room for two files of SIZE bytes."""
-    async for client in _api(db_dsn, pool, cache_dir, 2 * SIZE + 10):
+    async with serving(
+        db_dsn, pool, settings=cache_settings(db_dsn, cache_dir, 2 * SIZE + 10)
+    ) as client:
         yield client
 
 

@@ -42,7 +42,7 @@ from gomoku_archive.profile.stream import ArchiveStream
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import game_row, utc
 from tests.integration.test_export import _bad_rows, archive_bytes, insert
-from tests.support import pool_from
+from tests.support import part_segments, pool_from
 
 AUG = Month(2026, 8)
 
@@ -565,7 +565,7 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
     async with pool.acquire() as conn:
         before = await range_store.ranges_of(conn, archive_id)
         third = before[2]
-        pieces = await range_store.part_pieces(conn, archive_id, 2, third.attempt, 0, 100)
+        segments = await part_segments(conn, archive_id, 2, third.attempt, 0, 100)
         todo = await range_store.replace_ranges(
             conn,
             archive_id,
@@ -573,12 +573,12 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
             [None, third.seq],
         )
         after = await range_store.ranges_of(conn, archive_id)
-        moved = await range_store.part_pieces(conn, archive_id, 4, third.attempt, 0, 100)
+        moved = await part_segments(conn, archive_id, 4, third.attempt, 0, 100)
         left = await conn.fetchval(
             "SELECT count(*) FROM archive_parts WHERE archive_id = $1 AND range_seq < 3",
             archive_id,
         )
-        # Its companion part, the range's row group, moves with it (pieces and footer).
+        # Its companion part, the range's row group, moves with it (segments and footer).
         (footer,) = await companion_store.part_footers(conn, archive_id, [(4, third.attempt)])
         companion_left = await conn.fetchval(
             "SELECT (SELECT count(*) FROM companion_parts WHERE archive_id = $1 "
@@ -586,7 +586,7 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
             "WHERE archive_id = $1 AND range_seq < 3)",
             archive_id,
         )
-        companion_pieces = await conn.fetchval(
+        companion_segments = await conn.fetchval(
             "SELECT sum(length(data)) FROM companion_parts WHERE archive_id = $1 AND range_seq = 4",
             archive_id,
         )
@@ -607,10 +607,10 @@ async def test_a_new_plan_keeps_a_done_range_with_its_part_and_numbers_the_other
         third.fingerprint,
         third.tally,
     )
-    assert moved == pieces and pieces
+    assert moved == segments and segments
     assert left == 0
     assert footer is not None and footer.rows == third.games == 10
-    assert footer.body_bytes == companion_pieces and companion_left == 0
+    assert footer.body_bytes == companion_segments and companion_left == 0
     assert unchanged == [] and still == after
 
 

@@ -64,7 +64,7 @@ def test_the_wheel_from_the_sdist_equals_the_direct_wheel(
         "gomoku_archive/db/migrations/0001_archives.sql",
         "gomoku_archive/db/reference/games.sql",
         "gomoku_archive/demo/examples/gomoku-party-2026-08-33ef3c90e4bfe4e7.sgf.gz",
-        "gomoku_archive/worker/main.py",
+        "gomoku_archive/worker/arq_worker.py",
         "gomoku_archive/export/month.py",
         "gomoku_archive/about.py",
     ):

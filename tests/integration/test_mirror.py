@@ -26,7 +26,7 @@ from gomoku_archive.queue.snapshot import read_snapshot
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.mirror import ArchiveMirror
 from gomoku_archive.storage.s3 import S3Store
-from gomoku_archive.web.freshness import FreshnessRefresher
+from gomoku_archive.web.freshness_refresher import FreshnessRefresher
 from gomoku_archive.web.metrics import Metrics
 from gomoku_archive.worker import context
 from gomoku_archive.worker.mirror_jobs import mirror_archive

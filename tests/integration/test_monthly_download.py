@@ -9,26 +9,24 @@ from __future__ import annotations
 import re
 import shutil
 import struct
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from gomoku_archive.db.pool import Pool
 from gomoku_archive.profile.months import Month
-from tests.integration.api_support import Client, code_block, publish_demo_month, serving
+from tests.integration.api_support import Client, code_block, publish_demo_month
 from tests.integration.test_api_bulk_files import run
 
 BASE = "/api/v1/database/"
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
+async def api_data(pool: Pool) -> None:
+    """``api`` serves three months: 30 games, none, 20 games."""
     await publish_demo_month(pool, Month(2026, 8), 30, seed=1)
     await publish_demo_month(pool, Month(2026, 9), 0)
     await publish_demo_month(pool, Month(2026, 10), 20, seed=2)
-    async with serving(db_dsn, pool) as client:
-        yield client
 
 
 def files(folder: Path) -> list[str]:

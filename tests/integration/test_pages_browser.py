@@ -30,7 +30,7 @@ from gomoku_archive.queue.enqueue import enqueue_forced_export
 from gomoku_archive.settings import Settings
 from gomoku_archive.web.app import create_app
 from gomoku_archive.web.ops import page as ops_page
-from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month, serving
+from tests.integration.api_support import ARTIFACTS, Client, publish_demo_month
 
 pytestmark = pytest.mark.browser
 
@@ -52,12 +52,11 @@ DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
+async def api_data(pool: Pool) -> None:
+    """``api`` serves three months: 80 games, none, 45 games."""
     await publish_demo_month(pool, Month(2026, 8), 80, seed=1)
     await publish_demo_month(pool, Month(2026, 9), 0)
     await publish_demo_month(pool, Month(2026, 10), 45, seed=2)
-    async with serving(db_dsn, pool) as client:
-        yield client
 
 
 async def manifest_of(api: Client) -> dict[str, Any]:

@@ -29,11 +29,11 @@ from gomoku_archive.db.pool import create_pool
 from gomoku_archive.export.coordinator import RangeOptions
 from gomoku_archive.export.month import export_month
 from gomoku_archive.profile.months import Month
-from gomoku_archive.verify.records import GameFilter
+from gomoku_archive.verify.games_rows import GameFilter
 from gomoku_archive.web.pages.examples import QUERY_EXAMPLES, with_origin
 from tests.benchmarks.data import seed_month
 from tests.integration.api_support import ServerProcess
-from tests.unit.test_companion import games_view
+from tests.unit.companion.test_companion import games_view
 
 SMALL = {Month(2026, 8): 700, Month(2026, 9): 500}
 BIG = Month(2026, 10)

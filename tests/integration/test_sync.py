@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,6 @@ from tests.integration.api_support import (
     publish_bytes,
     publish_demo_month,
     random_bytes,
-    serving,
 )
 from tests.integration.sync_support import archives, gomoku_archive, program, slow_proxy
 
@@ -45,12 +43,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-async def api(db_dsn: str, pool: Pool) -> AsyncIterator[Client]:
+async def api_data(pool: Pool) -> None:
+    """``api`` serves three months: 30 games, none, 20 games."""
     await publish_demo_month(pool, Month(2026, 8), 30, seed=1)
     await publish_demo_month(pool, Month(2026, 9), 0)
     await publish_demo_month(pool, Month(2026, 10), 20, seed=2)
-    async with serving(db_dsn, pool) as client:
-        yield client
 
 
 def base_of(api: Client) -> str:

@@ -63,7 +63,7 @@ async def fetchval(dsn: str, sql: str, *args: object) -> object:
 
 
 async def parts_written(dsn: str) -> int:
-    """The 256 KiB pieces of range parts written so far (while the ranges stream)."""
+    """The 256 KiB segments of range parts written so far (while the ranges stream)."""
     return int(await fetchval(dsn, "SELECT count(*) FROM archive_parts"))  # type: ignore[call-overload]
 
 
@@ -71,7 +71,7 @@ async def streaming_backends(
     dsn: str, month_key: int, *, seconds: float, parts: int = 1
 ) -> ExportBackends:
     """Wait until the export holds its lock, streams its snapshot and has written ``parts``
-    pieces of its part: by then it is in the middle of its stream, whatever the machine's
+    segments of its part: by then it is in the middle of its stream, whatever the machine's
     speed (a sleep was not: a faster export had ended before it)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

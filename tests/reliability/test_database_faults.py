@@ -61,7 +61,7 @@ def pids_of(backends: object, target: str) -> list[int]:
 
 
 async def seed_big_month(dsn: str, month: Month = AUG) -> int:
-    """A month whose export takes a few seconds and writes a dozen part pieces: 45,000 games,
+    """A month whose export takes a few seconds and writes a dozen part segments: 45,000 games,
     under the two-range threshold (``RANGE_CANDIDATES``)."""
     return await seed_month(dsn, month, 1500, copies=30)
 

@@ -10,7 +10,7 @@ import argparse
 import pytest
 
 from gomoku_archive.cli.main import build_parser
-from gomoku_archive.verify.records import FILTER_OPTIONS
+from gomoku_archive.verify.games_rows import FILTER_OPTIONS
 from gomoku_archive.web.pages.database import render_database_page
 from tests.docs_pages import page, section
 

@@ -1,4 +1,4 @@
-{{/* Names, labels and the pieces every pod shares. */}}
+{{/* Names, labels and the parts every pod shares. */}}
 
 {{- define "gomoku-archive.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}

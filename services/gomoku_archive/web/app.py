@@ -12,11 +12,11 @@ from aiohttp import hdrs, web
 
 from gomoku_archive.db.pool import Pool, create_pool
 from gomoku_archive.errors import ConfigError
-from gomoku_archive.http.routes import FILES_PATH, MIRROR_FILES_PATH
+from gomoku_archive.http.file_urls import FILES_PATH, MIRROR_FILES_PATH
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.file_cache import FileCache
 from gomoku_archive.storage.s3 import S3Store
-from gomoku_archive.web import freshness
+from gomoku_archive.web import freshness_refresher
 from gomoku_archive.web.api import bulk as bulk_api
 from gomoku_archive.web.api import downloads, health, tools, torrents
 from gomoku_archive.web.api import manifest as manifest_api
@@ -73,7 +73,7 @@ def create_app(
     app.on_response_prepare.append(close_when_draining)
     app.cleanup_ctx.append(_database(pool))
     app.cleanup_ctx.append(_manifest_cache(manifest_ttl))
-    app.cleanup_ctx.append(freshness.keep_fresh)
+    app.cleanup_ctx.append(freshness_refresher.keep_fresh)
     app.cleanup_ctx.append(tools.load)
     if settings.redirect_downloads:
         app.cleanup_ctx.append(_mirror_store)
@@ -176,7 +176,7 @@ async def _mirror_store(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _download_cache(app: web.Application) -> AsyncIterator[None]:
-    """Local copies of archives for sendfile (see src/gomoku_archive/storage/file_cache.py)."""
+    """Local copies of archives for sendfile (see shared/gomoku_archive/storage/file_cache.py)."""
     settings = app[SETTINGS]
     assert settings.download_cache_dir is not None
     cache = FileCache(settings.download_cache_dir, settings.download_cache_bytes)

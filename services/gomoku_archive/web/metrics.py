@@ -81,8 +81,8 @@ class Metrics:
             registry=r,
         )
 
-        # Freshness, from the database every few seconds in the background (web/freshness.py);
-        # the Helm chart's PrometheusRule alerts on these names.
+        # Freshness, from the database every few seconds in the background
+        # (web/freshness_refresher.py); the Helm chart's PrometheusRule alerts on these names.
         self.unpublished_closed_months = Gauge(
             "gomoku_unpublished_closed_months",
             "Closed months from EXPORT_FIRST_MONTH on without a published archive",

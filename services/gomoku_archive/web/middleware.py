@@ -25,7 +25,7 @@ from gomoku_archive.logs import ACCESS_LOGGER, get_direct_logger, get_logger
 from gomoku_archive.web.keys import ABORTED, BODY_BYTES, METRICS, STREAMING
 from gomoku_archive.web.manifest_cache import RELOAD_ERRORS
 from gomoku_archive.web.pages.handlers import ERROR_PAGE_HEADERS, error_page
-from gomoku_archive.web.server.errors import ApiError, database_unavailable, from_archive_error
+from gomoku_archive.web.server.http_errors import ApiError, database_unavailable, from_archive_error
 
 log = get_logger(ACCESS_LOGGER)
 access_log = get_direct_logger(ACCESS_LOGGER)

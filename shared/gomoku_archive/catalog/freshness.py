@@ -1,5 +1,5 @@
 """Is the archive up to date? The numbers behind the API's freshness gauges (and the Helm
-chart's alerts), computed from the archive tables' summary (``db.stats``) and the clock.
+chart's alerts), computed from the archive tables' summary (``db.archive_freshness``) and the clock.
 
 Pure: the API reads the summary in the background and hands it here."""
 
@@ -14,7 +14,7 @@ from gomoku_archive.profile.months import Month, closed_months
 
 
 class MonthFacts(Protocol):
-    """``gomoku_archive.db.stats.MonthArchiveStats``."""
+    """``gomoku_archive.db.archive_freshness.MonthFreshnessFacts``."""
 
     @property
     def month(self) -> str: ...
@@ -25,7 +25,7 @@ class MonthFacts(Protocol):
 
 
 class StatsFacts(Protocol):
-    """``gomoku_archive.db.stats.ArchiveStats``."""
+    """``gomoku_archive.db.archive_freshness.ArchiveFreshnessFacts``."""
 
     @property
     def months(self) -> Sequence[MonthFacts]: ...

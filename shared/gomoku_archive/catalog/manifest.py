@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gomoku_archive.gomoku.game import BOARD_SIZE
-from gomoku_archive.http.routes import checksum_url, download_url, torrent_url
+from gomoku_archive.http.file_urls import checksum_url, download_url, torrent_url
 from gomoku_archive.profile.stats import (
     NO_TIME_CONTROL,
     MonthStats,

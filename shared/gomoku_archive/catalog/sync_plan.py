@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gomoku_archive.companion.names import COMPANION_NAME_RE
+from gomoku_archive.companion.file_names import COMPANION_NAME_RE
 from gomoku_archive.errors import ArchiveError, InvalidMonth
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import ARCHIVE_NAME_RE, CHECKSUM_SUFFIX

@@ -20,7 +20,7 @@ from types import FrameType
 from gomoku_archive.demo import DemoFailed
 from gomoku_archive.demo.lock import acquire, describe, running_record, stop_leftovers
 from gomoku_archive.demo.own_servers import is_own
-from gomoku_archive.demo.run import DemoRun, environment_lines
+from gomoku_archive.demo.run_record import DemoRun, environment_lines
 from gomoku_archive.runtime import load_settings, port_arg
 
 DEFAULT_GAMES_PER_MONTH = 2000

@@ -22,8 +22,15 @@ from gomoku_archive.cli.sgf_files import FirstMember, expand_paths
 from gomoku_archive.errors import ConfigError, UnreadableFile
 from gomoku_archive.gomoku.game import Termination
 from gomoku_archive.verify.archive import MAX_LINE_BYTES, MAX_LISTED, MAX_PROBLEMS
-from gomoku_archive.verify.game import check_line
-from gomoku_archive.verify.records import FIELDS, WINNERS, GameFilter, csv_row, game_filter, record
+from gomoku_archive.verify.games_rows import (
+    FIELDS,
+    WINNERS,
+    GameFilter,
+    csv_row,
+    game_filter,
+    record,
+)
+from gomoku_archive.verify.line_check import check_line
 from gomoku_archive.verify.report import Check
 
 MAX_SHOWN = MAX_LISTED

@@ -1,5 +1,5 @@
 """Every statement on the Parquet companions (migration 0012): a range's companion part (its
-row group's pieces and footer), a companion's building row and its chunks' record, its state
+row group's segments and footer), a companion's building row and its chunks' record, its state
 following its archive's, and what the manifest and the planner read.
 
 A companion is an ``archives`` row whose ``companion_of`` names its archive (so the download,
@@ -42,8 +42,8 @@ class BuiltCompanion:
 
 @dataclass(frozen=True, slots=True)
 class PartFooter:
-    """A range's companion part beside its pieces: its row group's rows, the group's length
-    (its pieces' bytes) and the footer of the one-group file it was cut from."""
+    """A range's companion part beside its segments: its row group's rows, the group's length
+    (its segments' bytes) and the footer of the one-group file it was cut from."""
 
     range_seq: int
     attempt: int
@@ -53,14 +53,14 @@ class PartFooter:
 
 
 async def write_part(
-    conn: Connection, claim: RangeClaim, first_seq: int, pieces: Sequence[bytes]
+    conn: Connection, claim: RangeClaim, first_seq: int, segments: Sequence[bytes]
 ) -> None:
     await conn.executemany(
         "INSERT INTO companion_parts (archive_id, range_seq, attempt, seq, data) "
         "VALUES ($1, $2, $3, $4, $5)",
         [
-            (claim.archive_id, claim.seq, claim.attempt, first_seq + i, piece)
-            for i, piece in enumerate(pieces)
+            (claim.archive_id, claim.seq, claim.attempt, first_seq + i, segment)
+            for i, segment in enumerate(segments)
         ],
     )
 
@@ -68,7 +68,7 @@ async def write_part(
 async def write_part_footer(
     conn: Connection, claim: RangeClaim, *, rows: int, body_bytes: int, footer: bytes
 ) -> None:
-    """Written once the part's pieces are: a part has a footer only when it is whole."""
+    """Written once the part's segments are: a part has a footer only when it is whole."""
     await conn.execute(
         "INSERT INTO companion_part_footers "
         "(archive_id, range_seq, attempt, rows, body_bytes, footer) "

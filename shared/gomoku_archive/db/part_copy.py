@@ -1,11 +1,11 @@
-"""The SQL of the assembly that scales out: a build's parts (pieces of ``piece_size`` bytes)
+"""The SQL of the assembly that scales out: a build's parts (segments of ``segment_size`` bytes)
 copied into a file's chunks (``archive_chunks``) inside PostgreSQL, so that their bytes never
 cross a client; the slices the chunks across a part's edge are put together from; and the
-read-back check of a part's span of the file against its pieces. Two files are made so: the
+read-back check of a part's span of the file against its segments. Two files are made so: the
 archive from its ranges' deflate parts (``archive_parts``), and its Parquet companion from the
 same ranges' row groups (``companion_parts``), each into its own row's chunks (``Parts``).
 
-Positions inside a part are given in pieces and bytes (``piece``, ``split``) by the caller, so
+Positions inside a part are given in segments and bytes (``segment``, ``split``) by the caller, so
 no statement multiplies past PostgreSQL's ``integer``."""
 
 from __future__ import annotations
@@ -43,30 +43,30 @@ _PART = "archive_id = $1 AND range_seq = $2 AND attempt = $3"
 
 
 @dataclass(frozen=True, slots=True)
-class PartPieces:
-    """What a part's pieces hold: their number, their bytes, the highest ``seq``, and how many
-    are not ``piece_size`` long."""
+class PartSegments:
+    """What a part's segments hold: their number, their bytes, the highest ``seq``, and how many
+    are not ``segment_size`` long."""
 
-    pieces: int
+    segments: int
     bytes: int
     last_seq: int
     short: int
 
 
-async def part_pieces_summary(
-    conn: Connection, parts: Parts, range_seq: int, attempt: int, piece_size: int
-) -> PartPieces:
+async def part_segments_summary(
+    conn: Connection, parts: Parts, range_seq: int, attempt: int, segment_size: int
+) -> PartSegments:
     row = await conn.fetchrow(
-        "SELECT count(*) AS pieces, coalesce(sum(length(data)), 0)::bigint AS bytes, "
+        "SELECT count(*) AS segments, coalesce(sum(length(data)), 0)::bigint AS bytes, "
         "coalesce(max(seq), -1) AS last_seq, "
         f"count(*) FILTER (WHERE length(data) <> $4) AS short FROM {parts.table} WHERE {_PART}",
         parts.archive_id,
         range_seq,
         attempt,
-        piece_size,
+        segment_size,
     )
     assert row is not None
-    return PartPieces(**dict(row))
+    return PartSegments(**dict(row))
 
 
 async def copy_part_chunks(
@@ -77,12 +77,12 @@ async def copy_part_chunks(
     *,
     first_chunk: int,
     count: int,
-    first_piece: int,
+    first_segment: int,
     split: int,
 ) -> int:
     """Write chunks ``first_chunk ..`` (``count`` of them) of the file from the part: chunk
-    ``first_chunk + i`` is piece ``first_piece + i`` from byte ``split`` (0-based) on, then the
-    first ``split`` bytes of the next piece. Returns the number of chunks written."""
+    ``first_chunk + i`` is segment ``first_segment + i`` from byte ``split`` (0-based) on, then the
+    first ``split`` bytes of the next segment. Returns the number of chunks written."""
     table = parts.table
     status = await conn.execute(
         "INSERT INTO archive_chunks (archive_id, seq, data) "
@@ -96,7 +96,7 @@ async def copy_part_chunks(
         range_seq,
         attempt,
         first_chunk,
-        first_piece,
+        first_segment,
         split,
         count,
         parts.file_id,
@@ -107,8 +107,8 @@ async def copy_part_chunks(
 async def part_slices(
     conn: Connection, parts: Parts, slices: Sequence[tuple[int, int, int, int, int]]
 ) -> list[bytes | None]:
-    """The bytes of each ``(range_seq, attempt, piece, start, length)`` (``start`` 0-based), in
-    the order asked; None for a piece that is not there. Only those bytes leave the server."""
+    """The bytes of each ``(range_seq, attempt, segment, start, length)`` (``start`` 0-based), in
+    the order asked; None for a segment that is not there. Only those bytes leave the server."""
     rows = await conn.fetch(
         "SELECT s.ord, substring(p.data FROM s.start + 1 FOR s.len) AS data "
         "FROM unnest($2::int[], $3::int[], $4::int[], $5::int[], $6::int[]) "
@@ -135,8 +135,8 @@ async def part_span_mismatches(
     split: int,
     chunk_size: int,
 ) -> int:
-    """Read the part's span of the file back from the stored chunks and count the pieces it
-    differs from: piece ``k`` starts in chunk ``first_chunk + k`` at byte ``split`` (0-based)
+    """Read the part's span of the file back from the stored chunks and count the segments it
+    differs from: segment ``k`` starts in chunk ``first_chunk + k`` at byte ``split`` (0-based)
     and runs on into the next chunk when it does not fit. A missing chunk is a difference."""
     value = await conn.fetchval(
         f"SELECT count(*) FROM {parts.table} p "

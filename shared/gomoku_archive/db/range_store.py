@@ -335,14 +335,14 @@ async def heartbeat(conn: Connection, claim: RangeClaim, candidates_done: int) -
 
 
 async def write_part(
-    conn: Connection, claim: RangeClaim, first_seq: int, pieces: Sequence[bytes]
+    conn: Connection, claim: RangeClaim, first_seq: int, segments: Sequence[bytes]
 ) -> None:
     await conn.executemany(
         "INSERT INTO archive_parts (archive_id, range_seq, attempt, seq, data) "
         "VALUES ($1, $2, $3, $4, $5)",
         [
-            (claim.archive_id, claim.seq, claim.attempt, first_seq + i, piece)
-            for i, piece in enumerate(pieces)
+            (claim.archive_id, claim.seq, claim.attempt, first_seq + i, segment)
+            for i, segment in enumerate(segments)
         ],
     )
 
@@ -357,8 +357,8 @@ async def finish_range(
     tally: dict[str, Any],
     fingerprint: Fingerprint,
 ) -> bool:
-    """Record the range as done with its part, and drop any other attempt's pieces; False
-    (and this attempt's pieces dropped) when the range is no longer this claim's."""
+    """Record the range as done with its part, and drop any other attempt's segments; False
+    (and this attempt's segments dropped) when the range is no longer this claim's."""
     async with transaction(conn):
         status = await conn.execute(
             "UPDATE archive_ranges SET state = 'done', finished_at = now(), heartbeat_at = now(), "
@@ -389,7 +389,7 @@ async def finish_range(
 
 async def fail_range(conn: Connection, claim: RangeClaim, error: str, *, retryable: bool) -> None:
     """Record this attempt's failure (another attempt may take the range over: claimable from
-    now on) and drop its pieces."""
+    now on) and drop its segments."""
     async with transaction(conn):
         status = await conn.execute(
             "UPDATE archive_ranges SET state = 'failed', finished_at = now(), queued_at = now(), "
@@ -481,22 +481,6 @@ async def replace_ranges(
         if fresh:
             await _notify(conn, RANGES_QUEUED_CHANNEL, archive_id)
     return [row[1] for row in fresh]
-
-
-async def part_pieces(
-    conn: Connection, archive_id: int, range_seq: int, attempt: int, first_seq: int, count: int
-) -> list[bytes]:
-    """Pieces ``first_seq ..`` (at most ``count``) of a range's part, in order."""
-    rows = await conn.fetch(
-        "SELECT data FROM archive_parts WHERE archive_id = $1 AND range_seq = $2 "
-        "AND attempt = $3 AND seq >= $4 ORDER BY seq LIMIT $5",
-        archive_id,
-        range_seq,
-        attempt,
-        first_seq,
-        count,
-    )
-    return [r["data"] for r in rows]
 
 
 async def drop_parts(conn: Connection, archive_id: int) -> None:

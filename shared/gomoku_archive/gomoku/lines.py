@@ -1,7 +1,7 @@
 """Five in a row: the project's one home of the detector, in its two representations. The line
 buffer serves the export's replay and ``sgf check``'s Gomoku rules; bitboards serve the
-verifier's fast path (``verify.game``), where a game is checked from each colour's stones at
-once. A property test holds the two equal (tests/unit/test_lines.py).
+verifier's fast path (``verify.line_check``), where a game is checked from each colour's stones at
+once. A property test holds the two equal (tests/unit/gomoku/test_lines.py).
 
 The line buffer: every line of a board (rows, columns and both diagonal directions) is laid end
 to end in one ``bytearray``, each followed by an empty separator cell, with four empty cells at

@@ -3,7 +3,7 @@ with, by the API and, as the objects' own metadata, by the S3 mirror: both must 
 
 from __future__ import annotations
 
-from gomoku_archive.companion.names import is_companion_name
+from gomoku_archive.companion.file_names import is_companion_name
 
 IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 """File names embed their content hash: a URL's bytes never change (API and bucket alike)."""

@@ -1,5 +1,5 @@
 """One gzip member from ranges compressed apart: a big month is cut into ranges that different
-processes or machines compress, and the pieces are joined without recompressing anything.
+processes or machines compress, and their deflate data are joined without recompressing anything.
 
 The member is ``GZIP_HEADER``, then each range's raw deflate bytes in order, then
 ``gzip_trailer``. Each range gets a fresh compressor (no back-reference can cross a range, so

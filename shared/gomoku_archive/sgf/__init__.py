@@ -16,7 +16,7 @@ from gomoku_archive.sgf.findings import FINDING_CODES, FindingCode, Severity
 from gomoku_archive.sgf.parser import SgfParseError, iter_game_trees, parse
 from gomoku_archive.sgf.points import BoardSize, parse_point, parse_size, point_name
 from gomoku_archive.sgf.tree import GameTree, Node, Property
-from gomoku_archive.sgf.writer import write_collection, write_game_tree
+from gomoku_archive.sgf.tree_writer import write_collection, write_game_tree
 
 __all__ = [
     "FINDING_CODES",

@@ -117,7 +117,7 @@ def check_sgf(data: bytes) -> CheckReport:
 
 
 def check_chunks(chunks: Iterable[bytes], *, max_listed: int = MAX_LISTED_FINDINGS) -> CheckReport:
-    """``check_sgf`` over a collection arriving in chunks (a file read piece by piece): memory
+    """``check_sgf`` over a collection arriving in chunks (a file read a block at a time): memory
     stays bounded whatever the size of the collection or of one game."""
     kept = _Findings(max_listed)
     games = 0

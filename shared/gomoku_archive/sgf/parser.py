@@ -536,24 +536,24 @@ def _scan_value(text: str, start: int) -> tuple[str, int] | None:
         return text[start + 1 : close], close + 1
     parts: list[str] = []
     size = len(text)
-    piece = search = start + 1
+    kept = search = start + 1
     while True:
         stop = _VALUE_STOP.search(text, search)
         if stop is None:
             return None
         at = stop.start()
         if text[at] == "]":
-            parts.append(text[piece:at])
+            parts.append(text[kept:at])
             return "".join(parts), at + 1
-        parts.append(text[piece:at])
+        parts.append(text[kept:at])
         if at + 1 >= size:
             return None
         escaped = text[at + 1]
         if escaped in "\r\n":
             # A soft line break (backslash + LF, CR, CRLF or LFCR) is removed entirely.
-            piece = search = at + 2
-            if piece < size and text[piece] in "\r\n" and text[piece] != escaped:
-                piece = search = piece + 1
+            kept = search = at + 2
+            if kept < size and text[kept] in "\r\n" and text[kept] != escaped:
+                kept = search = kept + 1
         else:
-            piece = at + 1  # the escaped character itself starts the next piece
+            kept = at + 1  # the escaped character itself starts the next kept run
             search = at + 2

@@ -57,14 +57,14 @@ class ChunkSpan:
         """Every chunk is full but the file's last one."""
         return min(self.chunk_size, self.size - seq * self.chunk_size)
 
-    def piece(self, seq: int, data: bytes) -> memoryview:
+    def view(self, seq: int, data: bytes) -> memoryview:
         """The part of chunk ``seq`` inside the span, without copying."""
         base = seq * self.chunk_size
         return memoryview(data)[max(self.start - base, 0) : min(self.end - base, len(data))]
 
 
 class ChunkReader:
-    """Yields the span's pieces in order, ``batch`` chunks per query."""
+    """Yields the span's views in order, ``batch`` chunks per query."""
 
     def __init__(
         self, pool: Pool, archive_id: int, span: ChunkSpan, *, batch: int = CHUNKS_PER_QUERY
@@ -76,7 +76,7 @@ class ChunkReader:
         self._next_seq = span.first_seq if span.end > span.start else span.last_seq + 1
 
     async def next_batch(self) -> list[memoryview] | None:
-        """The next pieces, or None when the span is done. Raises ``ChunkReadError``."""
+        """The next views, or None when the span is done. Raises ``ChunkReadError``."""
         span = self._span
         if self._next_seq > span.last_seq:
             return None
@@ -93,7 +93,7 @@ class ChunkReader:
                 f"{len(chunks)} found",
                 database=False,
             )
-        pieces = []
+        views = []
         for seq, data in enumerate(chunks, start=first):
             if len(data) != span.expected_length(seq):
                 raise ChunkReadError(
@@ -101,9 +101,9 @@ class ChunkReader:
                     f"expected {span.expected_length(seq)}",
                     database=False,
                 )
-            pieces.append(span.piece(seq, data))
+            views.append(span.view(seq, data))
         self._next_seq = first + count
-        return pieces
+        return views
 
 
 async def iter_archive(
@@ -113,8 +113,8 @@ async def iter_archive(
     chunks per query. Raises ``ChunkReadError``."""
     reader = ChunkReader(pool, archive_id, ChunkSpan(size, start, size if end is None else end))
     while (batch := await reader.next_batch()) is not None:
-        for piece in batch:
-            yield piece
+        for view in batch:
+            yield view
 
 
 # --- the write side (the export) ---------------------------------------------------------
@@ -123,9 +123,9 @@ _CHUNKS_PER_WRITE = 4
 """Chunks buffered before one INSERT round trip: 1 MiB of compressed bytes."""
 
 
-class PieceWriter:
-    """Cuts a stream of bytes into pieces of ``CHUNK_SIZE`` (the last one shorter) and hands
-    them to ``write(first_seq, pieces)`` a few at a time: the archive's chunks, and a range's
+class SegmentWriter:
+    """Cuts a stream of bytes into segments of ``CHUNK_SIZE`` (the last one shorter) and hands
+    them to ``write(first_seq, segments)`` a few at a time: the archive's chunks, and a range's
     part before its assembly."""
 
     def __init__(self, write: Callable[[int, list[bytes]], Awaitable[None]]) -> None:
@@ -148,13 +148,13 @@ class PieceWriter:
             del pending[:whole]
 
 
-def chunk_writer(conn: Connection, archive_id: int) -> PieceWriter:
+def chunk_writer(conn: Connection, archive_id: int) -> SegmentWriter:
     """The writer of an archive's chunks."""
 
     async def write(first_seq: int, chunks: list[bytes]) -> None:
         await archive_store.write_chunks(conn, archive_id, first_seq, chunks)
 
-    return PieceWriter(write)
+    return SegmentWriter(write)
 
 
 async def check_stored_bytes(conn: Connection, archive_id: int, *, sha256: str, size: int) -> None:

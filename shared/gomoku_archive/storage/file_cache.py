@@ -104,10 +104,10 @@ class FileCache:
         written = 0
         try:
             with partial.open("wb") as out:
-                async for piece in iter_archive(pool, archive_id, size):
-                    digest.update(piece)
-                    written += len(piece)
-                    await asyncio.to_thread(out.write, piece)
+                async for view in iter_archive(pool, archive_id, size):
+                    digest.update(view)
+                    written += len(view)
+                    await asyncio.to_thread(out.write, view)
                 # A crash after the rename must not leave a name over unwritten blocks.
                 await asyncio.to_thread(os.fsync, out.fileno())
             if written != size or digest.hexdigest() != sha256:

@@ -106,24 +106,24 @@ def checksum_headers(file_name: str) -> ObjectHeaders:
     return ObjectHeaders(CHECKSUM_CONTENT_TYPE, attachment(name), IMMUTABLE_CACHE_CONTROL)
 
 
-async def cut_parts(pieces: AsyncIterable[memoryview], part_size: int) -> AsyncIterator[bytes]:
-    """``pieces`` regrouped into parts of exactly ``part_size`` bytes, the last one shorter.
-    Views of the pieces are joined once per part, so each byte is copied once."""
+async def cut_parts(views: AsyncIterable[memoryview], part_size: int) -> AsyncIterator[bytes]:
+    """``views`` regrouped into parts of exactly ``part_size`` bytes, the last one shorter.
+    The views are joined once per part, so each byte is copied once."""
     held: list[memoryview] = []
     size = 0
-    async for whole in pieces:
-        piece = whole
-        while size + len(piece) >= part_size:
+    async for whole in views:
+        view = whole
+        while size + len(view) >= part_size:
             cut = part_size - size
-            held.append(piece[:cut])
+            held.append(view[:cut])
             part = b"".join(held)
             held.clear()
             size = 0
-            piece = piece[cut:]
+            view = view[cut:]
             yield part
-        if piece:
-            held.append(piece)
-            size += len(piece)
+        if view:
+            held.append(view)
+            size += len(view)
     if held:
         yield b"".join(held)
 
@@ -363,8 +363,8 @@ class _Attempt:
         headers = archive_headers(self.file_name)
         try:
             if self.row.bytes <= part_size:
-                pieces = iter_archive(self.pool, self.row.id, self.row.bytes)
-                body = b"".join([bytes(p) async for p in pieces])
+                views = iter_archive(self.pool, self.row.id, self.row.bytes)
+                body = b"".join([bytes(p) async for p in views])
                 await self.store.put_small(self.key, body, headers)
                 self.sent += len(body)
             else:
@@ -377,8 +377,8 @@ class _Attempt:
     async def parts(self) -> AsyncIterator[bytes]:
         """The archive in parts, read from the chunks as they are needed: one part is read
         while the previous one uploads."""
-        pieces = iter_archive(self.pool, self.row.id, self.row.bytes)
-        async for part in cut_parts(pieces, self.store.part_size):
+        views = iter_archive(self.pool, self.row.id, self.row.bytes)
+        async for part in cut_parts(views, self.store.part_size):
             self.sent += len(part)
             yield part
 

@@ -399,11 +399,11 @@ class TargetChecker:
     async def _database_window(self, row: ArchiveRow, window: Window, result: TargetCheck) -> str:
         """The SHA-256 of the window's bytes as PostgreSQL holds them: the truth."""
         digest = hashlib.sha256()
-        async for piece in iter_archive(
+        async for view in iter_archive(
             self.pool, row.id, row.bytes, start=window.start, end=window.end
         ):
-            digest.update(piece)
-            result.database_bytes += len(piece)
+            digest.update(view)
+            result.database_bytes += len(view)
         return digest.hexdigest()
 
 

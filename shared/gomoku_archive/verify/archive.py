@@ -48,7 +48,7 @@ from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import ARCHIVE_NAME_PREFIX, ARCHIVE_SUFFIX, NAME_HASH_LENGTH
 from gomoku_archive.profile.stream import GZIP_HEADER
 from gomoku_archive.sgf import SgfParseError, parse
-from gomoku_archive.verify.game import GameFacts, check_game, check_line_fast
+from gomoku_archive.verify.line_check import GameFacts, check_game, check_line_fast
 from gomoku_archive.verify.report import Check, ChecksumStatus, Problem, VerifyReport
 
 MAX_LINE_BYTES = 1024 * 1024

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gomoku_archive.demo.database import contiguous_runs
+from gomoku_archive.demo.database_setup import contiguous_runs
 from gomoku_archive.profile.months import Month
 
 

@@ -33,12 +33,12 @@ def test_expected_lengths() -> None:
     assert [span.expected_length(s) for s in range(3)] == [C, C, 7]
 
 
-def test_piece_is_a_view_not_a_copy() -> None:
+def test_a_chunks_view_is_not_a_copy() -> None:
     chunk = bytes(range(256)) * (C // 256)
-    piece = ChunkSpan(2 * C, 10, C + 5).piece(0, chunk)
-    assert isinstance(piece, memoryview)
-    assert piece.obj is chunk
-    assert bytes(piece) == chunk[10:]
+    view = ChunkSpan(2 * C, 10, C + 5).view(0, chunk)
+    assert isinstance(view, memoryview)
+    assert view.obj is chunk
+    assert bytes(view) == chunk[10:]
 
 
 @given(
@@ -46,7 +46,7 @@ def test_piece_is_a_view_not_a_copy() -> None:
     size=st.integers(min_value=1, max_value=5 * 64),
     chunk_size=st.sampled_from([1, 3, 64]),
 )
-def test_pieces_of_the_chunks_in_a_span_are_the_span(
+def test_the_views_of_the_chunks_in_a_span_are_the_span(
     data: st.DataObject, size: int, chunk_size: int
 ) -> None:
     content = bytes(i % 251 for i in range(size))
@@ -56,6 +56,6 @@ def test_pieces_of_the_chunks_in_a_span_are_the_span(
     chunks = [content[i : i + chunk_size] for i in range(0, size, chunk_size)]
     assert all(len(chunks[s]) == span.expected_length(s) for s in range(len(chunks)))
     sent = b"".join(
-        bytes(span.piece(seq, chunks[seq])) for seq in range(span.first_seq, span.last_seq + 1)
+        bytes(span.view(seq, chunks[seq])) for seq in range(span.first_seq, span.last_seq + 1)
     )
     assert sent == content[start:end]

@@ -13,12 +13,12 @@ from gomoku_archive.storage.mirror import cut_parts
 
 
 def split(data: bytes, chunk: int, part_size: int) -> list[bytes]:
-    async def pieces() -> AsyncIterator[memoryview]:
+    async def views() -> AsyncIterator[memoryview]:
         for i in range(0, len(data), chunk):
             yield memoryview(data)[i : i + chunk]
 
     async def collect() -> list[bytes]:
-        return [p async for p in cut_parts(pieces(), part_size)]
+        return [p async for p in cut_parts(views(), part_size)]
 
     return asyncio.run(collect())
 

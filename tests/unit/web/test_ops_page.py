@@ -19,7 +19,7 @@ from gomoku_archive.web.ops.page import (
     login_context,
 )
 from gomoku_archive.web.pages.templating import render
-from tests.unit.test_job_views import Mirror, published
+from tests.unit.jobs.test_job_views import Mirror, published
 
 NOW = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 EVIL = '<script>alert("x")</script>'

@@ -12,7 +12,7 @@ from gomoku_archive.catalog.manifest import build_manifest
 from gomoku_archive.web.pages.database import render_database_page, totals
 from gomoku_archive.web.pages.handlers import error_page
 from gomoku_archive.web.pages.templating import (
-    code_pieces,
+    code_tokens,
     duration,
     environment,
     human_bytes,
@@ -127,7 +127,7 @@ def test_the_error_page_uses_the_layout() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "sgf", "pieces"),
+    ("text", "sgf", "tokens"),
     [
         (
             "go sync --base-url http://h/x?a=b",
@@ -170,17 +170,17 @@ def test_the_error_page_uses_the_layout() -> None:
     ],
 )
 def test_code_is_cut_into_words_and_whole_tokens(
-    text: str, sgf: bool, pieces: list[tuple[str, str]]
+    text: str, sgf: bool, tokens: list[tuple[str, str]]
 ) -> None:
-    assert code_pieces(text, sgf) == pieces
-    assert "".join(piece for _, piece in code_pieces(text, sgf)) == text
+    assert code_tokens(text, sgf) == tokens
+    assert "".join(token for _, token in code_tokens(text, sgf)) == text
 
 
 def test_code_captured_by_a_template_stays_escaped_once() -> None:
     captured = Markup("curl -O http://h/?a=1&amp;b=&lt;2&gt;")
-    pieces = code_pieces(captured)
-    assert all(isinstance(piece, Markup) for _, piece in pieces)
-    assert pieces[-1] == ("whole", Markup("http://h/?a=1&amp;b=&lt;2&gt;"))
+    tokens = code_tokens(captured)
+    assert all(isinstance(token, Markup) for _, token in tokens)
+    assert tokens[-1] == ("whole", Markup("http://h/?a=1&amp;b=&lt;2&gt;"))
     block = environment().from_string(
         '{% from "code.html" import code %}{% set c %}curl {{ url }}{% endset %}{{ code(c, "x") }}'
         "{{ code(plain) }}"

@@ -5,8 +5,8 @@ from arq.cron import CronJob
 from arq.worker import Function
 
 from gomoku_archive.settings import Settings
+from gomoku_archive.worker.arq_worker import worker_options
 from gomoku_archive.worker.context import clock_of, settings_of
-from gomoku_archive.worker.main import worker_options
 from gomoku_archive.worker.retry_policy import MAX_TRIES, MIRROR_MAX_TRIES
 from gomoku_archive.worker.timeouts import EXPORT_CEILING_SECONDS
 

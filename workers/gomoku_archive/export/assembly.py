@@ -5,8 +5,8 @@ parts' CRCs (``gzip_trailer``). The counts, exclusions, results and statistics a
 tallies merged in order, with the archive order checked across every boundary.
 
 It scales out (``export.joined_file``): the chunks wholly inside a part are copied from its
-pieces by PostgreSQL itself on several connections at once, only the chunks across a part's
-edge are put together here, every part's span is read back against its pieces, and the
+segments by PostgreSQL itself on several connections at once, only the chunks across a part's
+edge are put together here, every part's span is read back against its segments, and the
 SHA-256 of the whole file is the one serial pass.
 
 Why the coordinator's connections and not the ranges' workers: a chunk's place is known only

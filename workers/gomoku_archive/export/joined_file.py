@@ -1,10 +1,10 @@
 """A file made of a build's parts, written into its chunks the way that scales out: once the
 parts' lengths are known, every part's place in the file is (``part_layout``), and the chunks
-wholly inside a part are copied from its pieces by PostgreSQL itself (``db.part_copy``), on
+wholly inside a part are copied from its segments by PostgreSQL itself (``db.part_copy``), on
 ``connections`` connections at once, so those bytes never cross a client and the work spreads
 over the database server's processes; only the chunks across a part's edge (with the header and
 trailer) are put together here from slices. Then every part's span of the file is read back
-against its pieces, again in parallel, and the SHA-256 of the whole file is the one serial pass,
+against its segments, again in parallel, and the SHA-256 of the whole file is the one serial pass,
 over the stored chunks (``digest_stored_bytes``).
 
 Two files are made so: the archive (``export.assembly``: a gzip header, the ranges' deflate
@@ -100,23 +100,23 @@ async def _in_parallel(
 
 
 def _part_check(parts: Parts, what: str, part: PlacedPart) -> Step:
-    """The part's pieces hold what its range recorded: every piece full but the last, and
+    """The part's segments hold what its range recorded: every segment full but the last, and
     ``length`` bytes in all."""
 
     async def step(conn: Connection) -> None:
-        found = await part_copy.part_pieces_summary(
+        found = await part_copy.part_segments_summary(
             conn, parts, part.range_seq, part.attempt, CHUNK_SIZE
         )
-        pieces = -(-part.length // CHUNK_SIZE)
+        segments = -(-part.length // CHUNK_SIZE)
         if (
             found.bytes != part.length
-            or found.pieces != pieces
-            or found.last_seq != pieces - 1
+            or found.segments != segments
+            or found.last_seq != segments - 1
             or found.short > (1 if part.length % CHUNK_SIZE else 0)
         ):
             raise IntegrityError(
                 f"{what}: range {part.range_seq}'s part holds {found.bytes} bytes in "
-                f"{found.pieces} pieces, its range recorded {part.length}"
+                f"{found.segments} segments, its range recorded {part.length}"
             )
 
     return step
@@ -134,7 +134,7 @@ def _copies(parts: Parts, what: str, layout: FileLayout) -> Iterable[Step]:
                 part.attempt,
                 first_chunk=copy.first_chunk,
                 count=copy.count,
-                first_piece=copy.first_piece,
+                first_segment=copy.first_segment,
                 split=copy.split,
             )
             if written != copy.count:
@@ -157,7 +157,7 @@ def _copies(parts: Parts, what: str, layout: FileLayout) -> Iterable[Step]:
 async def _write_edges(conn: Connection, parts: Parts, what: str, chunks: list[EdgeChunk]) -> None:
     """Put the chunks across edges together from their slices (one query) and write them."""
     wanted = [
-        (s.range_seq, s.attempt, s.piece, s.start, s.length)
+        (s.range_seq, s.attempt, s.segment, s.start, s.length)
         for chunk in chunks
         for s in chunk.sources
         if isinstance(s, PartSlice)
@@ -175,7 +175,7 @@ async def _write_edges(conn: Connection, parts: Parts, what: str, chunks: list[E
 
 
 def _span_check(parts: Parts, what: str, part: PlacedPart) -> Step:
-    """Read the part's span of the file back from the stored chunks against its pieces."""
+    """Read the part's span of the file back from the stored chunks against its segments."""
 
     async def step(conn: Connection) -> None:
         first_chunk, split = divmod(part.offset, CHUNK_SIZE)
@@ -190,7 +190,7 @@ def _span_check(parts: Parts, what: str, part: PlacedPart) -> Step:
         )
         if wrong:
             raise IntegrityError(
-                f"{what}: {wrong} pieces of range {part.range_seq}'s part differ from the "
+                f"{what}: {wrong} segments of range {part.range_seq}'s part differ from the "
                 "stored chunks"
             )
 

@@ -1,12 +1,12 @@
 """Where every byte of the month's file comes from, once the parts' lengths are known: the
 file is the gzip header, the parts' deflate data in order, and the trailer, cut into chunks of
 ``CHUNK_SIZE``. A part starts at the header's length plus the earlier parts' lengths, so the
-chunks that lie wholly inside one part can be copied from that part's pieces on their own, in
+chunks that lie wholly inside one part can be copied from that part's segments on their own, in
 parallel and inside PostgreSQL; only the chunks that cross an edge (a part's, the header's or
 the trailer's) are put together from slices.
 
-A part's pieces are ``CHUNK_SIZE`` long (the last one shorter), so a chunk inside a part is the
-tail of one piece and the head of the next, with the same split for every chunk of the part."""
+A part's segments are ``CHUNK_SIZE`` long (the last one shorter), so a chunk inside a part is the
+tail of one segment and the head of the next, with the same split for every chunk of the part."""
 
 from __future__ import annotations
 
@@ -34,23 +34,23 @@ class PlacedPart:
 @dataclass(frozen=True, slots=True)
 class InteriorCopy:
     """Chunks ``first_chunk .. first_chunk + count - 1``, all inside ``part``: chunk
-    ``first_chunk + i`` is piece ``first_piece + i`` from byte ``split`` on, followed by the first
-    ``split`` bytes of the next piece (``split`` 0: the piece itself)."""
+    ``first_chunk + i`` is segment ``first_segment + i`` from byte ``split`` on, followed by the
+    first ``split`` bytes of the next segment (``split`` 0: the segment itself)."""
 
     part: PlacedPart
     first_chunk: int
     count: int
-    first_piece: int
+    first_segment: int
     split: int
 
 
 @dataclass(frozen=True, slots=True)
 class PartSlice:
-    """Bytes ``[start, start + length)`` of piece ``piece`` of a part."""
+    """Bytes ``[start, start + length)`` of segment ``segment`` of a part."""
 
     range_seq: int
     attempt: int
-    piece: int
+    segment: int
     start: int
     length: int
 
@@ -132,9 +132,9 @@ class FileLayout:
                 break
             lo, hi = max(start, part.offset), min(end, part.end)
             while lo < hi:
-                piece, at = divmod(lo - part.offset, size)
+                segment, at = divmod(lo - part.offset, size)
                 take = min(hi - lo, size - at)
-                sources.append(PartSlice(part.range_seq, part.attempt, piece, at, take))
+                sources.append(PartSlice(part.range_seq, part.attempt, segment, at, take))
                 lo += take
         if end > self.trailer_offset:
             lo = max(start, self.trailer_offset) - self.trailer_offset

@@ -31,7 +31,7 @@ from gomoku_archive.export.companion.parts import RangePart
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.deflate_parts import PartCompressor
-from gomoku_archive.storage.chunks import PieceWriter
+from gomoku_archive.storage.chunks import SegmentWriter
 
 log = get_logger(__name__)
 
@@ -152,7 +152,7 @@ async def _export_range(
         conn: Connection = (
             given if given is not None else await stack.enter_async_context(archive_pool.acquire())
         )
-        part = PieceWriter(functools.partial(range_store.write_part, conn, claim))
+        part = SegmentWriter(functools.partial(range_store.write_part, conn, claim))
         rows_part = RangePart()
         next_beat = time.monotonic() + HEARTBEAT_SECONDS
         # What the range's snapshot held, for the build's consistency check: summed from the

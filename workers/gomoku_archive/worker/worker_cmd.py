@@ -60,7 +60,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if args.check:
         return check_worker(max_age_seconds=args.max_age)
     settings = load_settings(log_to_stdout=True)
-    from gomoku_archive.worker.main import run_worker
+    from gomoku_archive.worker.arq_worker import run_worker
 
     async def main() -> None:
         try:

@@ -14,7 +14,7 @@ from gomoku_archive.catalog.bulk_lists import parquet_url_list, sha256sums, url_
 from gomoku_archive.catalog.feed import build_feed
 from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.web.keys import BULK_FILES, MANIFEST
-from gomoku_archive.web.origin import origin_of, vary
+from gomoku_archive.web.request_origin import origin_of, vary
 from gomoku_archive.web.server.encoded import respond_encoded
 
 BULK_CACHING = "public, max-age=60"

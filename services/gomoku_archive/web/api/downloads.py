@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from aiohttp import hdrs, web
 
-from gomoku_archive.companion.names import is_companion_name
+from gomoku_archive.companion.file_names import is_companion_name
 from gomoku_archive.db import archive_store
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.http.conditions import Representation, strong_etag
@@ -45,7 +45,7 @@ from gomoku_archive.web.keys import (
     STREAMING,
 )
 from gomoku_archive.web.server.conditional import decide, not_modified, respond_bytes, validators
-from gomoku_archive.web.server.errors import ApiError, NotFound, database_unavailable
+from gomoku_archive.web.server.http_errors import ApiError, NotFound, database_unavailable
 
 log = get_logger(__name__)
 
@@ -203,10 +203,10 @@ async def _stream(
     async def body(sent: list[int]) -> None:
         batch = first.pop()  # held here only: each sent batch is let go before the next read
         while batch is not None:
-            for piece in batch:
+            for view in batch:
                 async with asyncio.timeout(SEND_TIMEOUT_SECONDS):
-                    await response.write(piece)
-                sent[0] += len(piece)
+                    await response.write(view)
+                sent[0] += len(view)
             batch = None  # let the sent batch go before the next one is read
             try:
                 batch = await reader.next_batch()

@@ -14,11 +14,11 @@ from gomoku_archive.http.conditions import Representation, strong_etag
 from gomoku_archive.http.headers import CHECKSUM_CONTENT_TYPE, attachment
 from gomoku_archive.profile.names import CHECKSUM_SUFFIX, checksum_line
 from gomoku_archive.web.keys import SETTINGS, TOOLS
-from gomoku_archive.web.origin import origin_of, vary
 from gomoku_archive.web.pages.templating import render
+from gomoku_archive.web.request_origin import origin_of, vary
 from gomoku_archive.web.server.conditional import respond_bytes
 from gomoku_archive.web.server.encoded import Encoded, encode, respond_encoded
-from gomoku_archive.web.server.errors import NotFound
+from gomoku_archive.web.server.http_errors import NotFound
 from gomoku_archive.web.tools_wheel import ToolsWheel, find_wheel
 
 TOOLS_PATH = "/database/tools/"

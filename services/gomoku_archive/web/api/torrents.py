@@ -16,16 +16,16 @@ from gomoku_archive.catalog.manifest import PROFILE
 from gomoku_archive.catalog.torrent import build_torrent
 from gomoku_archive.db.archive_store import ArchiveRow
 from gomoku_archive.http.conditions import Representation, strong_etag
+from gomoku_archive.http.file_urls import download_url
 from gomoku_archive.http.headers import attachment
-from gomoku_archive.http.routes import download_url
 from gomoku_archive.logs import get_logger
 from gomoku_archive.profile.names import TORRENT_SUFFIX
 from gomoku_archive.storage.chunks import ChunkReadError
 from gomoku_archive.web.api.downloads import find_archive
 from gomoku_archive.web.keys import MIRROR_STORE, POOL, TORRENT_PIECES
-from gomoku_archive.web.origin import origin_of, vary
+from gomoku_archive.web.request_origin import origin_of, vary
 from gomoku_archive.web.server.conditional import respond_bytes
-from gomoku_archive.web.server.errors import ApiError, ServiceUnavailable
+from gomoku_archive.web.server.http_errors import ApiError, ServiceUnavailable
 
 log = get_logger(__name__)
 

@@ -39,7 +39,7 @@ from gomoku_archive.web.ops.page import (
     login_context,
 )
 from gomoku_archive.web.ops.state import OPS, OpsState
-from gomoku_archive.web.origin import client_of
+from gomoku_archive.web.request_origin import client_of
 from gomoku_archive.web.server.encoded import wants_gzip
 
 log = get_logger(__name__)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
-from gomoku_archive.verify.records import FILTER_OPTIONS
+from gomoku_archive.verify.games_rows import FILTER_OPTIONS
 from gomoku_archive.web.pages.charts import bar_chart, month_figures
 from gomoku_archive.web.pages.examples import (
     GAMES_CSV,

@@ -109,7 +109,7 @@ def with_origin(example: str, origin: str) -> str:
 
 # --- games' output, read with the right types ------------------------------------------------
 # Run as printed on the bundled example archive's `games` output
-# (tests/unit/test_reading_examples.py).
+# (tests/unit/web/test_reading_examples.py).
 
 GAMES_CSV = "gomoku-archive games gomoku-party --format csv > games.csv"
 GAMES_JSONL = "gomoku-archive games gomoku-party > games.jsonl"

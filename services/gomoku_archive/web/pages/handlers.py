@@ -15,11 +15,11 @@ from gomoku_archive.http.conditions import EntityTag
 from gomoku_archive.http.negotiation import prefers_html
 from gomoku_archive.web.keys import MANIFEST, TOOLS
 from gomoku_archive.web.manifest_cache import Snapshot
-from gomoku_archive.web.origin import origin_of, vary
 from gomoku_archive.web.pages.database import render_database_page, render_year_page
 from gomoku_archive.web.pages.favicon import favicon_ico
 from gomoku_archive.web.pages.profile import PROFILE_REVISED, render_profile_page
 from gomoku_archive.web.pages.templating import render
+from gomoku_archive.web.request_origin import origin_of, vary
 from gomoku_archive.web.server.encoded import Encoded, encode, respond_encoded
 
 HTML = "text/html; charset=utf-8"

@@ -1,7 +1,7 @@
 """The one template engine of every HTML page, public and ``/ops/``: Jinja2 with autoescaping
 on, templates in ``templates/`` beside this module (``ops/`` for the operators' pages,
 ``charts.html`` for the SVG chart macros). The filters here turn numbers and times into text,
-and cut code into the pieces the ``code`` macro lays out; markup is written only in
+and cut code into the tokens the ``code`` macro lays out; markup is written only in
 templates."""
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-CodePiece = tuple[Literal["text", "whole", "break"], str]
-"""A piece of a code block: text a line may wrap in (whitespace, or a plain word, inside which
+CodeToken = tuple[Literal["text", "whole", "break"], str]
+"""A token of a code block: text a line may wrap in (whitespace, or a plain word, inside which
 no browser breaks), a token to keep on one line (``whole``), or a place a line may break
 although no space is there (``break``, empty: between two SGF properties)."""
 
@@ -77,32 +77,32 @@ _SGF_PROPERTY = re.compile(r"\(?;?[A-Z]+(?:\[(?:[^\]\\]|\\.)*\])+\)?")
 that touch it."""
 
 
-def code_pieces(text: str, sgf: bool = False) -> list[CodePiece]:
+def code_tokens(text: str, sgf: bool = False) -> list[CodeToken]:
     """``text`` (a command, a program, an SGF line) as the ``code`` macro of ``code.html`` lays
     it out, so that its lines wrap only at spaces: runs of whitespace and plain words as they
     are, every other run of non-space characters as one ``whole`` token (a URL, an option, an
     expression). ``sgf``: a record line, whose tokens are its properties, with a ``break``
     between two of them (an SGF line has almost no spaces). Markup (a block the template
-    captured, already escaped) stays Markup; the pieces join back into ``text``."""
+    captured, already escaped) stays Markup; the tokens join back into ``text``."""
     kind = Markup if isinstance(text, Markup) else str
-    pieces: list[CodePiece] = []
+    tokens: list[CodeToken] = []
     if sgf:
         end = 0
         for match in _SGF_PROPERTY.finditer(text):
             if match.start() > end:
-                pieces.append(("text", kind(text[end : match.start()])))
-            elif pieces:
-                pieces.append(("break", kind("")))
-            pieces.append(("whole", kind(match.group())))
+                tokens.append(("text", kind(text[end : match.start()])))
+            elif tokens:
+                tokens.append(("break", kind("")))
+            tokens.append(("whole", kind(match.group())))
             end = match.end()
         if end < len(text):
-            pieces.append(("text", kind(text[end:])))
-        return pieces
+            tokens.append(("text", kind(text[end:])))
+        return tokens
     for run in re.split(r"(\s+)", text):
         if run:
             whole = len(run) > 1 and not run.isspace() and _BREAKABLE.search(run) is not None
-            pieces.append(("whole" if whole else "text", kind(run)))
-    return pieces
+            tokens.append(("whole" if whole else "text", kind(run)))
+    return tokens
 
 
 FILTERS: dict[str, Callable[..., Any]] = {
@@ -112,7 +112,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "instant": instant,
     "utc_text": utc_text,
     "duration": duration,
-    "code_pieces": code_pieces,
+    "code_tokens": code_tokens,
 }
 
 

@@ -14,7 +14,7 @@ from gomoku_archive.http.conditions import (
     evaluate,
     format_http_date,
 )
-from gomoku_archive.web.server.errors import PreconditionFailed, RangeNotSatisfiable
+from gomoku_archive.web.server.http_errors import PreconditionFailed, RangeNotSatisfiable
 
 
 def _field(request: web.BaseRequest, name: str) -> str | None:

@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS {table} (
 
 -- The index the export relies on: it selects one month of in-scope games and reads them in the
 -- archive's order (finish second, then id) without sorting. The expression must match
--- src/gomoku_archive/db/source.py exactly; AT TIME ZONE 'UTC' makes it immutable, so it can be
+-- shared/gomoku_archive/db/source.py exactly; AT TIME ZONE 'UTC' makes it immutable, so it can be
 -- indexed.
 CREATE INDEX IF NOT EXISTS {index} ON {table}
   ((date_trunc('second', finished_at AT TIME ZONE 'UTC')), id)

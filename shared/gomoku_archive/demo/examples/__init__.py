@@ -3,7 +3,7 @@
 ``example_records()`` regenerates the games from a fixed seed, and ``build_archive()`` turns any
 records into archive bytes exactly as the export does (profile lines in ``order_key`` order
 through ``ArchiveStream``). The committed files beside this module are that output;
-``tests/unit/test_examples.py`` rebuilds them and fails if a single byte differs, and
+``tests/unit/demo/test_examples.py`` rebuilds them and fails if a single byte differs, and
 ``python -m gomoku_archive.demo.examples`` rewrites them after a deliberate change.
 
 The games are made up by a seeded random player, not taken from real players. Self-contained on

@@ -2,7 +2,7 @@
 ``building`` row (``companion_of`` its archive), checked against its SHA-256, and recorded; it
 is published with its archive (``companion_store.follow_archives``).
 
-Two sources, one row definition (``companion.lines``) and one row group per range of the
+Two sources, one row definition (``companion.line_rows``) and one row group per range of the
 archive's build, so one file for the same archive:
 
 - ``from_ranges``, the month's build: every range has encoded its own row group from the lines
@@ -25,8 +25,8 @@ import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from gomoku_archive.companion.file_names import companion_file_name
 from gomoku_archive.companion.footer import MAGIC, Joiner
-from gomoku_archive.companion.names import companion_file_name
 from gomoku_archive.companion.schema import SCHEMA_ID
 from gomoku_archive.db import companion_store, range_store
 from gomoku_archive.db.archive_store import ArchiveRow
@@ -182,7 +182,7 @@ class _StreamedFile:
         self.conn = conn
         self.companion_id = companion_id
         self._joiner = Joiner()
-        self._pieces = chunk_writer(conn, companion_id)
+        self._chunks = chunk_writer(conn, companion_id)
         self._digest = hashlib.sha256()
         self.size = 0
         self.encode_seconds = 0.0
@@ -210,11 +210,11 @@ class _StreamedFile:
     async def _write(self, data: bytes) -> None:
         self._digest.update(data)
         self.size += len(data)
-        await self._pieces.add(data)
+        await self._chunks.add(data)
 
     async def finish(self, month: Month, rows: int) -> tuple[BuiltCompanion, bool]:
         await self._write(self._joiner.finish())
-        await self._pieces.flush(final=True)
+        await self._chunks.flush(final=True)
         sha256 = self._digest.hexdigest()
         await check_stored_bytes(self.conn, self.companion_id, sha256=sha256, size=self.size)
         return await _record(
@@ -285,8 +285,8 @@ async def _archive_lines(pool: Pool, archive: ArchiveRow) -> AsyncIterator[list[
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     pending = b""
     lines: list[str] = []
-    async for piece in iter_archive(pool, archive.id, archive.bytes):
-        pending += inflater.decompress(piece)
+    async for view in iter_archive(pool, archive.id, archive.bytes):
+        pending += inflater.decompress(view)
         *whole, pending = pending.split(b"\n")
         lines += (line.decode("utf-8") + "\n" for line in whole)
         while len(lines) >= ARCHIVE_LINES_PER_BATCH:

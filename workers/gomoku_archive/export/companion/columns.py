@@ -1,5 +1,5 @@
 """The companion's rows as Arrow arrays, each column of ``companion.schema`` from the text
-``companion.lines`` read, in one vectorised step per column (digits cast to integers, times
+``companion.line_rows`` read, in one vectorised step per column (digits cast to integers, times
 parsed, the move nodes cut into points), so the per-game Python work is the line's match.
 
 Two shapes: a row group's rows as they are gathered (``ROWS_SCHEMA``, a batch of lines at a
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gomoku_archive.companion.lines import TextColumns
+from gomoku_archive.companion.line_rows import TextColumns
 from gomoku_archive.companion.schema import COLUMNS, Kind
 
 _TYPES: dict[Kind, pa.DataType] = {

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gomoku_archive.companion.lines import text_columns
+from gomoku_archive.companion.line_rows import text_columns
 from gomoku_archive.companion.schema import COLUMNS, COMPRESSION, COMPRESSION_LEVEL, SCHEMA_ID, Kind
 from gomoku_archive.export.companion.columns import ROWS_SCHEMA, SCHEMA, file_table, rows_batch
 from gomoku_archive.export.companion.memory import use_kept_pages
@@ -102,7 +102,7 @@ class GroupRows:
         self.rows = 0
 
     def add(self, lines: list[str]) -> None:
-        """The rows of ``lines`` (``companion.lines``; raises ``NotALine`` for a line that is
+        """The rows of ``lines`` (``companion.line_rows``; raises ``NotALine`` for a line that is
         not a game of the profile)."""
         if lines:
             batch = rows_batch(text_columns(lines))

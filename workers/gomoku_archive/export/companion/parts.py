@@ -1,9 +1,9 @@
 """A range's companion part: the range's row group of the month's companion, encoded by the
 range itself (in parallel with the other ranges, on whichever process runs it) from the lines
 it writes, and stored beside its deflate part under its claim's attempt: the group's bytes in
-256 KiB pieces (``companion_parts``), its one-group file's footer beside them
+256 KiB segments (``companion_parts``), its one-group file's footer beside them
 (``companion_part_footers``). The month's coordinator then only joins them
-(``export.companion.build``): a footer, and the pieces copied inside PostgreSQL.
+(``export.companion.build``): a footer, and the segments copied inside PostgreSQL.
 
 A companion that fails never holds its archive back: a range whose rows cannot be made or
 encoded logs it and stores no footer, the month is published without a companion (the
@@ -20,7 +20,7 @@ from gomoku_archive.db.pool import Connection
 from gomoku_archive.db.range_store import RangeClaim
 from gomoku_archive.export.companion.file_writer import GroupRows, encode_in_thread
 from gomoku_archive.logs import get_logger
-from gomoku_archive.storage.chunks import PieceWriter
+from gomoku_archive.storage.chunks import SegmentWriter
 
 log = get_logger(__name__)
 
@@ -69,9 +69,9 @@ class RangePart:
             )
             return
         part = split(data)
-        pieces = PieceWriter(functools.partial(companion_store.write_part, conn, claim))
-        await pieces.add(part.body)
-        await pieces.flush(final=True)
+        segments = SegmentWriter(functools.partial(companion_store.write_part, conn, claim))
+        await segments.add(part.body)
+        await segments.flush(final=True)
         await companion_store.write_part_footer(
             conn, claim, rows=games, body_bytes=len(part.body), footer=part.footer
         )

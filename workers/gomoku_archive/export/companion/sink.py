@@ -1,5 +1,5 @@
 """A file-like sink for pyarrow's writers whose bytes are taken out as they come, so that a
-writer streams into the database piece by piece instead of building the file in memory."""
+writer streams into the database chunk by chunk instead of building the file in memory."""
 
 from __future__ import annotations
 

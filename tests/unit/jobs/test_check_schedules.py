@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gomoku_archive.jobs.schedules import Schedule, check_schedule, content_schedule
 from gomoku_archive.settings import Settings
-from gomoku_archive.worker.main import worker_options
+from gomoku_archive.worker.arq_worker import worker_options
 
 HEAD_PERIODS = [*range(5, 60), *range(60, 3601, 60)]
 """Every MIRROR_CHECK_SECONDS the settings take."""

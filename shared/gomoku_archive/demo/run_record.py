@@ -20,7 +20,7 @@ from typing import Any
 import redis
 
 from gomoku_archive.demo import DemoFailed
-from gomoku_archive.demo.database import contiguous_runs, create_database, prepare
+from gomoku_archive.demo.database_setup import contiguous_runs, create_database, prepare
 from gomoku_archive.demo.lock import DemoLock
 from gomoku_archive.demo.own_servers import remember
 from gomoku_archive.demo.postgres_server import EmbeddedPostgres, start_postgres, stop_postgres

@@ -12,26 +12,26 @@ from gomoku_archive.export.part_layout import FileLayout, PartSlice
 SIZE = 16
 
 
-def pieces(data: bytes) -> list[bytes]:
+def segments(data: bytes) -> list[bytes]:
     return [data[i : i + SIZE] for i in range(0, len(data), SIZE)]
 
 
 def built(header: bytes, parts: list[bytes], trailer: bytes) -> dict[int, bytes]:
-    """The chunks as the assembly writes them, from pieces only (as PostgreSQL would)."""
+    """The chunks as the assembly writes them, from segments only (as PostgreSQL would)."""
     layout = FileLayout(
         header, [(seq, 1, len(p)) for seq, p in enumerate(parts)], trailer, chunk_size=SIZE
     )
-    stored = {seq: pieces(p) for seq, p in enumerate(parts)}
+    stored = {seq: segments(p) for seq, p in enumerate(parts)}
     chunks: dict[int, bytes] = {}
     for copy in layout.interior_copies(batch=3):
         own = stored[copy.part.range_seq]
         for i in range(copy.count):
-            piece = own[copy.first_piece + i]
-            assert len(piece) == SIZE
+            segment = own[copy.first_segment + i]
+            assert len(segment) == SIZE
             data = (
-                piece
+                segment
                 if copy.split == 0
-                else piece[copy.split :] + own[copy.first_piece + i + 1][: copy.split]
+                else segment[copy.split :] + own[copy.first_segment + i + 1][: copy.split]
             )
             assert copy.first_chunk + i not in chunks
             chunks[copy.first_chunk + i] = data
@@ -39,8 +39,8 @@ def built(header: bytes, parts: list[bytes], trailer: bytes) -> dict[int, bytes]
         data = b""
         for source in edge.sources:
             if isinstance(source, PartSlice):
-                piece = stored[source.range_seq][source.piece]
-                data += piece[source.start : source.start + source.length]
+                segment = stored[source.range_seq][source.segment]
+                data += segment[source.start : source.start + source.length]
             else:
                 data += source
         assert len(data) == edge.length
@@ -62,20 +62,22 @@ def test_the_chunks_make_the_file(parts: list[bytes], trailer: bytes) -> None:
     assert all(len(chunks[i]) == SIZE for i in range(len(chunks) - 1))
 
 
-def test_a_part_on_a_chunk_edge_is_copied_piece_for_piece() -> None:
+def test_a_part_on_a_chunk_edge_is_copied_segment_for_segment() -> None:
     layout = FileLayout(
         b"h" * 6, [(0, 1, 10), (1, 1, 3 * SIZE), (2, 1, 5)], b"t" * 8, chunk_size=SIZE
     )
     copies = list(layout.interior_copies(batch=2))
-    assert [(c.part.range_seq, c.first_chunk, c.count, c.first_piece, c.split) for c in copies] == [
+    assert [
+        (c.part.range_seq, c.first_chunk, c.count, c.first_segment, c.split) for c in copies
+    ] == [
         (1, 1, 2, 0, 0),
         (1, 3, 1, 2, 0),
     ]
     assert [e.seq for e in layout.edge_chunks()] == [0, 4]
 
 
-def test_an_unaligned_part_splits_every_piece_the_same_way() -> None:
+def test_an_unaligned_part_splits_every_segment_the_same_way() -> None:
     layout = FileLayout(b"h" * 10, [(0, 1, 4 * SIZE)], b"t" * 8, chunk_size=SIZE)
     (copy,) = layout.interior_copies(batch=8)
-    assert (copy.first_chunk, copy.count, copy.first_piece, copy.split) == (1, 3, 0, SIZE - 10)
+    assert (copy.first_chunk, copy.count, copy.first_segment, copy.split) == (1, 3, 0, SIZE - 10)
     assert [e.seq for e in layout.edge_chunks()] == [0, 4, 5]  # the trailer ends at 82

@@ -20,10 +20,10 @@ from gomoku_archive.cli import games_cmd
 from gomoku_archive.cli.games_cmd import MAX_LINE_BYTES, MAX_PROBLEMS, write_games
 from gomoku_archive.cli.main import main
 from gomoku_archive.profile.writer import game_line
-from gomoku_archive.verify.records import GameFilter, game_filter, parse_instant
+from gomoku_archive.verify.games_rows import GameFilter, game_filter, parse_instant
 from tests.budget import examples
 from tests.docs_pages import code_blocks, section
-from tests.unit.test_verify import GAMES, GOOD, LINES, gz, verify
+from tests.unit.verify.test_verify import GAMES, GOOD, LINES, gz, verify
 
 PLAIN = "".join(LINES).encode()
 

@@ -95,8 +95,8 @@ def test_write_boundaries_do_not_change_the_bytes(cuts: list[int]) -> None:
     data = sample(3 * BLOCK_SIZE)
     whole, _ = compress([data])
     bounds = [0, *sorted(cuts), len(data)]
-    pieces = [data[a:b] for a, b in itertools.pairwise(bounds)]
-    split, _ = compress(pieces)
+    spans = [data[a:b] for a, b in itertools.pairwise(bounds)]
+    split, _ = compress(spans)
     assert split == whole
 
 

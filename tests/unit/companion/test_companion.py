@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gomoku_archive.companion import footer
-from gomoku_archive.companion.lines import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
+from gomoku_archive.companion.line_rows import WINNER_OF_RESULT, WINNERS, NotALine, text_columns
 from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.demo.examples import example_records
 from gomoku_archive.demo.player import play_game
@@ -41,8 +41,8 @@ from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Termination
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line, order_key
-from gomoku_archive.verify import records
-from gomoku_archive.verify.game import check_line
+from gomoku_archive.verify import games_rows
+from gomoku_archive.verify.line_check import check_line
 from tests.budget import examples
 
 # sha256 of the companion of demo.examples.example_records() (the bundled example archive's 200
@@ -62,7 +62,7 @@ def rows_of(lines: list[str]) -> list[dict[str, Any]]:
 
 
 def games_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A companion row in ``games``' fields and words (``verify.records.record``)."""
+    """A companion row in ``games``' fields and words (``verify.games_rows.record``)."""
     return {
         "id": row["id"],
         "month": row["month"],
@@ -81,7 +81,7 @@ def test_every_example_row_is_what_games_reads_from_its_line() -> None:
     lines = example_lines()
     for line, row in zip(lines, rows_of(lines), strict=True):
         facts = check_line(line.rstrip("\n"))
-        assert games_view(row) == records.record(facts)
+        assert games_view(row) == games_rows.record(facts)
         assert row["result"] in WINNER_OF_RESULT and f"RE[{row['result']}]" in line
         assert row["plies"] == len(row["moves"]) == len(row["sgf_moves"])
         assert "".join(f";{'BW'[i % 2]}[{p}]" for i, p in enumerate(row["sgf_moves"])) in line
@@ -89,7 +89,7 @@ def test_every_example_row_is_what_games_reads_from_its_line() -> None:
 
 
 def test_the_winner_words_are_games_words() -> None:
-    assert WINNERS == records.WINNERS
+    assert WINNERS == games_rows.WINNERS
 
 
 @st.composite
@@ -131,7 +131,7 @@ def games(draw: st.DrawFn) -> GameRecord:
 def test_any_game_s_row_is_what_games_reads_from_its_line(played: list[GameRecord]) -> None:
     lines = [game_line(g) for g in played]
     for line, row in zip(lines, rows_of(lines), strict=True):
-        assert games_view(row) == records.record(check_line(line.rstrip("\n")))
+        assert games_view(row) == games_rows.record(check_line(line.rstrip("\n")))
         assert row["month"] == row["finish"].strftime("%Y-%m")
 
 
@@ -284,7 +284,7 @@ def test_the_same_bytes_in_other_processes() -> None:
     """Fresh interpreters with other hash seeds write the same file."""
     code = (
         "import hashlib\n"
-        "from tests.unit.test_companion import build, example_lines\n"
+        "from tests.unit.companion.test_companion import build, example_lines\n"
         "print(hashlib.sha256(build(example_lines(), batch=9)).hexdigest())\n"
     )
     digests = set()

@@ -18,7 +18,7 @@ from gomoku_archive.catalog.manifest import (
     build_manifest,
     parquet_entry,
 )
-from gomoku_archive.companion.names import companion_file_name
+from gomoku_archive.companion.file_names import companion_file_name
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 

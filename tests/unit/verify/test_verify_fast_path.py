@@ -16,7 +16,7 @@ from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import RE_BY_OUTCOME, format_dates
 from gomoku_archive.sgf import SgfParseError, parse
 from gomoku_archive.verify.archive import ArchiveVerifier
-from gomoku_archive.verify.game import GameFacts, check_game, check_line_fast
+from gomoku_archive.verify.line_check import GameFacts, check_game, check_line_fast
 from gomoku_archive.verify.report import VerifyReport
 from tests.budget import examples
 

@@ -1,4 +1,4 @@
-"""The public URL space of the archive API: where a file, its checksum and its torrent live.
+"""Where a file, its checksum and its torrent live in the archive API's URL space.
 The manifest and the bulk lists write these paths, and the web application routes them."""
 
 from __future__ import annotations

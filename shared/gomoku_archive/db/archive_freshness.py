@@ -1,6 +1,7 @@
 """The archive tables summed up for the freshness metrics (``catalog.freshness`` decides
 what the numbers mean). One small query, run by the API every few seconds in the background,
-never per request. Add a field to ``ArchiveStats`` and a column to the query for a new gauge."""
+never per request. Add a field to ``ArchiveFreshnessFacts`` and a column to the query for a
+new gauge."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from gomoku_archive.db.pool import Connection
 
 
 @dataclass(frozen=True, slots=True)
-class MonthArchiveStats:
+class MonthFreshnessFacts:
     """One month's rows, reduced to what freshness needs."""
 
     month: str
@@ -22,8 +23,8 @@ class MonthArchiveStats:
 
 
 @dataclass(frozen=True, slots=True)
-class ArchiveStats:
-    months: tuple[MonthArchiveStats, ...]
+class ArchiveFreshnessFacts:
+    months: tuple[MonthFreshnessFacts, ...]
     """Every month with at least one archive row, oldest first."""
     last_published_at: datetime | None
     """The newest publication of any file (published or since superseded)."""
@@ -41,11 +42,11 @@ ORDER BY month
 """
 
 
-async def read_archive_stats(conn: Connection) -> ArchiveStats:
+async def read_archive_freshness(conn: Connection) -> ArchiveFreshnessFacts:
     rows = await conn.fetch(_QUERY)
-    return ArchiveStats(
+    return ArchiveFreshnessFacts(
         months=tuple(
-            MonthArchiveStats(
+            MonthFreshnessFacts(
                 month=row["month"],
                 published_at=row["published_at"],
                 last_failed_at=row["last_failed_at"],

@@ -18,7 +18,7 @@ import pytest
 
 from gomoku_archive.cli.games_cmd import write_games
 from gomoku_archive.demo.examples import EXAMPLES_DIR
-from gomoku_archive.verify.records import GameFilter
+from gomoku_archive.verify.games_rows import GameFilter
 from gomoku_archive.web.pages.examples import GAMES_CSV, GAMES_JSONL, GAMES_RECIPES
 from tests.docs_pages import between_markers, code_blocks
 

@@ -17,7 +17,7 @@ import pytest
 
 from gomoku_archive.cli.main import build_parser, main
 from gomoku_archive.demo.examples import example_archive
-from tests.unit.test_verify import GOOD
+from tests.unit.verify.test_verify import GOOD
 
 EXAMPLE = example_archive()
 

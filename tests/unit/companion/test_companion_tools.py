@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gomoku_archive.companion.schema import COLUMN_NAMES, COLUMNS
-from tests.unit.test_companion import build, example_lines
+from tests.unit.companion.test_companion import build, example_lines
 
 pytestmark = pytest.mark.slow  # DuckDB, polars and pandas import in seconds
 

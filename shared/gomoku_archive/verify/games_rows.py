@@ -1,5 +1,5 @@
 """``gomoku-archive games``' view of one checked game: a flat record (JSON lines or CSV) and the
-filters a downloader asks for. Pure: it reads ``GameFacts`` that ``verify.game`` made."""
+filters a downloader asks for. Pure: it reads ``GameFacts`` that ``verify.line_check`` made."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from gomoku_archive.gomoku.game import Result
-from gomoku_archive.verify.game import GameFacts
+from gomoku_archive.verify.line_check import GameFacts
 
 WINNERS: dict[Result, str] = {
     Result.BLACK_WIN: "black",

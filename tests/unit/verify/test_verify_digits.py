@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from gomoku_archive.errors import InvalidMonth
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import ARCHIVE_NAME_RE
-from gomoku_archive.verify.game import check_line, check_line_fast
-from gomoku_archive.verify.records import record
+from gomoku_archive.verify.games_rows import record
+from gomoku_archive.verify.line_check import check_line, check_line_fast
 from gomoku_archive.verify.report import Check
 from tests.budget import examples
-from tests.unit.test_verify import LINES, found, verify, with_lines
-from tests.unit.test_verify_fast_path import LINES as EXPORTED
+from tests.unit.verify.test_verify import LINES, found, verify, with_lines
+from tests.unit.verify.test_verify_fast_path import LINES as EXPORTED
 
 OTHER_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not c.isascii())
 """Every decimal digit of Unicode but ASCII's 0-9 (each script's ten are consecutive)."""

@@ -26,8 +26,8 @@ from aiohttp import web
 
 from gomoku_archive.catalog.freshness import compute_freshness
 from gomoku_archive.db import content_store, mirror_store, range_store
+from gomoku_archive.db.archive_freshness import read_archive_freshness
 from gomoku_archive.db.pool import Pool
-from gomoku_archive.db.stats import read_archive_stats
 from gomoku_archive.errors import ArchiveError
 from gomoku_archive.logs import get_logger
 from gomoku_archive.queue.connection import QUEUE_NAME
@@ -90,7 +90,7 @@ class FreshnessRefresher:
         """One round: database gauges, then the queue depth; failures are logged, not raised."""
         try:
             async with asyncio.timeout(DATABASE_SECONDS), self._pool.acquire() as conn:
-                stats = await read_archive_stats(conn)
+                stats = await read_archive_freshness(conn)
                 builds = await range_store.building_progress(conn)
                 mirror = None
                 content: list[content_store.ContentChecked] = []

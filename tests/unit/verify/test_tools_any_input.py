@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from gomoku_archive.profile.writer import LONGEST_GAME, ROOT_PROPERTIES, format_dates
 from gomoku_archive.verify.archive import ArchiveVerifier
-from gomoku_archive.verify.game import check_line
-from gomoku_archive.verify.records import FIELDS, csv_row, record
+from gomoku_archive.verify.games_rows import FIELDS, csv_row, record
+from gomoku_archive.verify.line_check import check_line
 from tests.budget import examples
-from tests.unit.test_verify import TOO_LONG
-from tests.unit.test_verify_fast_path import LINES, NASTY, POSITION, Edit, mutate, set_value
+from tests.unit.verify.test_verify import TOO_LONG
+from tests.unit.verify.test_verify_fast_path import LINES, NASTY, POSITION, Edit, mutate, set_value
 
 FIRST = datetime(1, 1, 1, tzinfo=UTC)
 LAST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)

@@ -20,7 +20,7 @@ from gomoku_archive.jobs.queue_view import (
     WorkerSeen,
 )
 from gomoku_archive.profile.months import Month
-from tests.unit.test_job_views import Row, published
+from tests.unit.jobs.test_job_views import Row, published
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 FILE = "gomoku-party-2026-11-0123456789abcdef.sgf.gz"

@@ -22,7 +22,7 @@ from gomoku_archive.profile.deflate_parts import (
 )
 from gomoku_archive.profile.stream import BLOCK_SIZE, GZIP_HEADER, ArchiveStream
 from tests.budget import examples
-from tests.unit.test_archive_stream import sample
+from tests.unit.profile.test_archive_stream import sample
 
 CRCS = st.integers(0, 0xFFFFFFFF)
 DATA = sample(200 * 1024)
@@ -198,7 +198,7 @@ def test_a_single_part_matches_archive_stream_whatever_the_write_sizes(
 def test_ranges_assemble_into_one_member(
     cuts: list[int], empty_at: list[int], empty_last: bool
 ) -> None:
-    ranges = [[piece] for piece in split(DATA, cuts)]
+    ranges = [[span] for span in split(DATA, cuts)]
     for index in empty_at:  # empty ranges at random places, the middle included
         ranges.insert(min(index, len(ranges)), [])
     if empty_last:
@@ -208,7 +208,7 @@ def test_ranges_assemble_into_one_member(
 
 def test_fixed_ranges_with_empty_ones_in_the_middle_and_at_the_end() -> None:
     cuts = [0, 10, 10, BLOCK_SIZE, BLOCK_SIZE, 150_000, len(DATA), len(DATA)]
-    ranges = [[piece] for piece in split(DATA, cuts)]
+    ranges = [[span] for span in split(DATA, cuts)]
     assert [len(r[0]) for r in ranges] == [0, 10, 0, BLOCK_SIZE - 10, 0, 84_464, 54_800, 0, 0]
     assert_one_member_of(assemble(ranges), DATA)
     # Empty ranges contribute nothing: dropping them (keeping a last part) gives the same bytes.
@@ -221,11 +221,10 @@ def test_fixed_ranges_with_empty_ones_in_the_middle_and_at_the_end() -> None:
 def test_write_sizes_within_a_range_do_not_change_the_member(data: st.DataObject) -> None:
     rng = random.Random(data.draw(st.integers(0, 2**32)))
     cuts = sorted(rng.randrange(len(DATA) + 1) for _ in range(rng.randrange(5)))
-    pieces = split(DATA, cuts)
-    whole = assemble([[piece] for piece in pieces])
+    spans = split(DATA, cuts)
+    whole = assemble([[span] for span in spans])
     rewritten = [
-        split(piece, data.draw(st.lists(st.integers(0, len(piece)), max_size=6)))
-        for piece in pieces
+        split(span, data.draw(st.lists(st.integers(0, len(span)), max_size=6))) for span in spans
     ]
     assert assemble(rewritten) == whole
 

@@ -19,7 +19,7 @@ from gomoku_archive.profile.names import archive_file_name, checksum_line
 from gomoku_archive.profile.stream import ArchiveStream
 from gomoku_archive.profile.writer import LONGEST_GAME, ROOT_PROPERTIES, GameRecord, game_line
 from gomoku_archive.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
-from gomoku_archive.verify.game import VALUE_FORMATS, check_line_fast
+from gomoku_archive.verify.line_check import VALUE_FORMATS, check_line_fast
 
 B, W = Color.BLACK, Color.WHITE
 

@@ -16,7 +16,7 @@ from gomoku_archive.cli.main import build_parser, command_modules, main
 from gomoku_archive.runtime import missing_table_advice
 from tests.support import settings_read
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 """The checkout, where the editable install of the test run comes from."""
 
 HEAVY = ("asyncpg", "redis", "arq", "boto3", "aiohttp")
