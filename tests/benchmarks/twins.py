@@ -60,7 +60,6 @@ from gomoku_archive.profile.stats import StatsCounter
 from gomoku_archive.profile.stream import ArchiveStream
 from gomoku_archive.profile.writer import GameRecord, format_timestamp, game_parts, order_key
 from gomoku_archive.sgf import check_chunks, checker, parse, parser
-from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.game import GameFacts, check_game, check_line
 from gomoku_archive.web.api import manifest as manifest_api
 from gomoku_archive.web.keys import MANIFEST
@@ -71,7 +70,7 @@ GAMES = 4000
 """Valid games of the month (the demo adds about 1 % broken candidates, all kept)."""
 SEED = 35
 CHUNK = 1 << 16
-"""Bytes per read of a file (``sgf check``'s and ``verify``'s reads are of this order)."""
+"""Bytes per read of a file by ``sgf check``."""
 BATCH = 2000
 """Rows per batch, as the export's cursor fetches them."""
 MODES = ("fast", "reference")
@@ -364,33 +363,6 @@ def verify_line(month: Workload) -> tuple[Side, Side]:
     return fast, reference
 
 
-class _LineByLine(ArchiveVerifier):
-    """The verifier with its general loop only (as tests/unit/test_verify_fast_path.py has it)."""
-
-    def _take_lines(self, block: bytes, start: int) -> int | None:
-        return start
-
-
-def _verify_summary(verifier: ArchiveVerifier, chunks: list[bytes]) -> object:
-    for chunk in chunks:
-        verifier.feed(chunk)
-    report = verifier.finish()
-    return report.ok, report.games, report.problems, report.terminations
-
-
-def verify_blocks(month: Workload) -> tuple[Side, Side]:
-    name, data = month.archive
-    chunks = _chunks(data)
-
-    def fast() -> object:
-        return _verify_summary(ArchiveVerifier(file_name=name), chunks)
-
-    def reference() -> object:
-        return _verify_summary(_LineByLine(file_name=name), chunks)
-
-    return fast, reference
-
-
 def _outcome(record: GameRecord) -> tuple[Result, Termination]:
     return record.result, record.termination
 
@@ -670,9 +642,6 @@ PAIRS = {
         Pair("stats-add", "StatsCounter.add_passed", "StatsCounter.add", 140, stats_add),
         Pair("take-rows", "Tally.take_rows", "Tally.take", 10, take_rows),
         Pair("verify-line", "check_line_fast", "parse + check_game", 5, verify_line),
-        Pair(
-            "verify-blocks", "ArchiveVerifier._take_lines", "line-by-line loop", 30, verify_blocks
-        ),
         Pair("bitboards", "is_valid_bitboards", "replay", 60, bitboards),
         Pair("five-detectors", "bits_have_five", "line buffer has_five", 140, five_detectors),
         Pair("timestamps", "format_timestamp", "plain formatting", 100, timestamps),
