@@ -92,7 +92,7 @@ def jsonb_text(value: object) -> str:
 
 def _generated_rows(games: int) -> list[list[Any]]:
     """The month's candidate rows as JSON values, in archive order (XET second, then id)."""
-    rows = []
+    rows: list[list[Any]] = []
     for game in generate_month(MONTH, games, seed=SEED):
         if not game.in_scope or game.finished_at is None:
             continue
