@@ -388,18 +388,10 @@ class ArchiveVerifier:
         if self._text_stopped:
             return
         start = 0
-        bulk = True  # once per block, at the first line start: the hot loop
         while True:
             if self._count >= self._max_problems:
                 self._stop_text()
                 return
-            if bulk and not self._line and not self._skipping:
-                bulk = False
-                after = self._take_lines(block, start)
-                if after is None:
-                    return  # too many problems: the text is no longer read
-                start = after
-                continue
             if not self._line and not self._skipping and block.startswith(b"\n", start):
                 start = self._blank_lines(block, start)
                 continue
@@ -429,51 +421,6 @@ class ArchiveVerifier:
             self._skipping = False
             self._line_no += 1
             start = newline + 1
-
-    def _take_lines(self, block: bytes, start: int) -> int | None:
-        """Check the complete lines of ``block`` from ``start``, where a line starts; returns
-        where the unchecked rest begins, None when the text was stopped (too many problems).
-
-        The hot loop, equivalent to the general one in ``_take_text`` for these lines: they are
-        decoded at once, and a line the fast path accepts (ASCII, so its length in characters is
-        its length in bytes; starting with "(" and holding no CR, so no BOM or CR problem)
-        only has its facts checked; any other line goes to ``_check_line`` as before. A block
-        with a blank line or with bytes that are not UTF-8 is left to the general loop."""
-        end = block.rfind(b"\n") + 1
-        if end <= start or block.startswith(b"\n", start) or block.find(b"\n\n", start) >= 0:
-            return start
-        try:
-            lines = block[start : end - 1].decode("utf-8").split("\n")
-        except UnicodeDecodeError:
-            return start
-        max_line, max_problems = self._max_line, self._max_problems
-        check_facts = self._check_facts
-        number = self._line_no
-        for text in lines:
-            if self._count >= max_problems:
-                self._line_no = number
-                self._stop_text()
-                return None
-            facts = check_line_fast(text) if len(text) <= max_line else None
-            if facts is not None:
-                check_facts(number, facts)
-            else:
-                self._line_no = number
-                self._one_line(text.encode("utf-8"))
-            number += 1
-        self._line_no = number
-        return end
-
-    def _one_line(self, line: bytes) -> None:
-        """A complete line (without its LF) at ``_line_no``, as the general loop takes it."""
-        if len(line) > self._max_line:
-            self._problem(
-                self._line_no,
-                Check.LINE_TOO_LONG,
-                f"the line is longer than {self._max_line} bytes",
-            )
-        else:
-            self._check_line(line)
 
     def _blank_lines(self, block: bytes, start: int) -> int:
         """Report the run of blank lines at ``start`` in one step; returns where it ends.

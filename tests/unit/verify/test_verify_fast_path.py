@@ -15,9 +15,7 @@ from gomoku_archive.gomoku.game import Color, Move
 from gomoku_archive.gomoku.replay import replay
 from gomoku_archive.profile.writer import RE_BY_OUTCOME, format_dates
 from gomoku_archive.sgf import SgfParseError, parse
-from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.line_check import GameFacts, check_game, check_line_fast
-from gomoku_archive.verify.report import VerifyReport
 from tests.budget import examples
 
 EXAMPLE = next(EXAMPLES_DIR.glob("*.sgf.gz"))
@@ -212,57 +210,3 @@ def test_generated_games_fast_path_iff_valid(
     else:
         assert fast == full, text
         assert not full.problems
-
-
-# --- the archive's hot loop: whole blocks of lines give what line-by-line reading gives -------
-
-HOSTILE = [
-    "",
-    "\r",
-    "\ufeff",
-    "x",
-    "(;FF[4])",
-    "\u00e9",
-    "()()",
-    LINES[1].replace("GM[4]", "GM[5]"),
-    LINES[2].replace(";B[", ";W[", 1),
-    LINES[3][:-1],
-    LINES[4] + "\r",
-    "(" + "x" * 600 + ")",
-]
-
-
-@settings(max_examples=examples(300), deadline=None)
-@given(
-    lines=st.lists(
-        st.one_of(st.sampled_from(LINES[:40]), st.sampled_from(HOSTILE)), min_size=1, max_size=40
-    ),
-    not_utf8=st.booleans(),
-    final_lf=st.booleans(),
-    chunk=st.integers(1, 3000),
-    max_problems=st.sampled_from([3, 100_000]),
-)
-def test_blocks_of_lines_give_the_report_of_line_by_line_reading(
-    lines: list[str], not_utf8: bool, final_lf: bool, chunk: int, max_problems: int
-) -> None:
-    data = "\n".join(lines).encode() + (b"\n" if final_lf else b"")
-    if not_utf8:
-        data = data.replace(b"B[", b"B\xff[", 1)
-
-    def report(verifier: ArchiveVerifier, step: int) -> VerifyReport:
-        for at in range(0, len(data), step):
-            verifier.feed(data[at : at + step])
-        return verifier.finish()
-
-    options = {"plain": True, "max_line_bytes": 500, "max_problems": max_problems}
-    # Plain text reaches the line reader in exactly the chunks fed.
-    for step in (chunk, len(data) or 1):
-        expected = report(LineByLine(**options), step)  # type: ignore[arg-type]
-        assert report(ArchiveVerifier(**options), step) == expected  # type: ignore[arg-type]
-
-
-class LineByLine(ArchiveVerifier):
-    """The verifier with its general loop only: every line found and checked one at a time."""
-
-    def _take_lines(self, block: bytes, start: int) -> int | None:
-        return start
