@@ -443,7 +443,7 @@ def five_detectors(month: Workload) -> tuple[Side, Side]:
 
 def timestamps(month: Workload) -> tuple[Side, Side]:
     """XST and XET of every candidate: the writer's ``format_timestamp`` against the plain
-    formatting it stands for (tests/unit/test_profile.py's reference)."""
+    formatting it stands for (tests/unit/profile/test_profile.py's reference)."""
     instants: list[datetime] = [instant for row in month.rows for instant in (row[3], row[4])]
 
     def plain(instant: datetime) -> str:
