@@ -24,13 +24,8 @@ from gomoku_archive.export.tally import Tally
 from gomoku_archive.gomoku.game import BOARD_SIZE, Reason, Result, Termination
 from gomoku_archive.profile.classify import Candidate, classify
 from gomoku_archive.profile.row_pass import PassedGame, pass_row
-from gomoku_archive.profile.writer import (
-    LONGEST_GAME,
-    GameRecord,
-    format_timestamp,
-    game_parts,
-    order_key,
-)
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import GameRecord, format_timestamp, game_parts, order_key
 from tests.budget import examples
 from tests.unit.test_parse_moves import jsonb_text
 

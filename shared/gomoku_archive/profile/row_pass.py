@@ -35,8 +35,8 @@ from datetime import UTC, datetime
 from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Result, Termination
 from gomoku_archive.gomoku.lines import PAIR_SHIFT, bits_have_five, point_bit
 from gomoku_archive.profile.classify import CandidateColumns
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
 from gomoku_archive.profile.writer import (
-    LONGEST_GAME,
     RE_BY_OUTCOME,
     format_dates,
     move_node,
