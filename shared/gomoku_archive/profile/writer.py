@@ -1,14 +1,18 @@
 """The ``gomoku-party-sgf-1`` profile's line writer: how one finished game becomes one SGF line.
 
 ``ROOT_PROPERTIES`` is the single description of the root node: the writer's line template,
-the public profile page and the verifier are all built from it, so they cannot drift apart.
-Every value the writer emits is generated from a closed alphabet (digits, a lowercase UUID,
-fixed words); the constant texts still go through ``escape_text`` once, at import. The
-profile's vocabulary and the pages' words are ``profile.vocabulary``'s.
+the public profile page and the verifier are all built from it. The line is written in one
+place: ``render_root`` writes every variable property of the root (from the template's own
+fixed texts, its order checked at import) and ``move_node`` every move, and both the
+reference (``game_parts``) and the export's one-pass reader (``profile.row_pass``) call them,
+so the two cannot drift apart. Every value the writer emits is generated from a closed alphabet
+(digits, a lowercase UUID, fixed words); the constant texts still go through ``escape_text``
+once, at import. The profile's vocabulary and the pages' words are ``profile.vocabulary``'s.
 """
 
 from __future__ import annotations
 
+import string
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -258,13 +262,42 @@ def utc_seconds(instant: datetime) -> datetime:
     return instant.astimezone(UTC).replace(microsecond=0)
 
 
+_CLOCK: tuple[str, ...] = tuple(f"T{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+"""``THH:MM:`` of every minute of a day, by ``hour * 60 + minute``."""
+_SECONDS: tuple[str, ...] = tuple(f"{s:02d}" for s in range(60))
+_UTC_MARK = "Z"
+"""The end of XST's and XET's text: the instant is in UTC."""
+_DAYS: dict[int, str] = {}
+"""A date's ordinal -> ``YYYY-MM-DD`` (``date.isoformat``), for the dates seen lately."""
+_DAYS_KEPT = 4096
+
+
+def day_text(instant: date) -> str:
+    """``instant``'s date as ``YYYY-MM-DD`` (a ``datetime`` gives its own date): the same
+    string object for every time of a date until the table of recent dates is cleared, so two
+    instants of one date compare with ``is``."""
+    ordinal = instant.toordinal()
+    text = _DAYS.get(ordinal)
+    if text is None:
+        if len(_DAYS) >= _DAYS_KEPT:
+            _DAYS.clear()
+        text = _DAYS[ordinal] = date.fromordinal(ordinal).isoformat()
+    return text
+
+
+def second_text(instant: datetime, day: str) -> str:
+    """XST's or XET's text without its final ``Z`` (``YYYY-MM-DDTHH:MM:SS``, sub-seconds
+    truncated) for an instant in UTC whose ``day_text`` is ``day``. Compared as strings, these
+    texts order as the instants' whole seconds do: every part has a fixed width, the year four
+    digits."""
+    return f"{day}{_CLOCK[instant.hour * 60 + instant.minute]}{_SECONDS[instant.second]}"
+
+
 def format_timestamp(instant: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` in UTC, sub-seconds truncated (the XST and XET format)."""
-    # isoformat() truncates to whole seconds with timespec="seconds" and writes a 4-digit year:
-    # YYYY-MM-DDTHH:MM:SS, then "+00:00" for UTC, which becomes "Z".
     if instant.tzinfo is not UTC:
         instant = utc_seconds(instant)
-    return instant.isoformat(timespec="seconds")[:-6] + "Z"
+    return second_text(instant, day_text(instant)) + _UTC_MARK
 
 
 def format_dates(first: date, last: date) -> str:
@@ -315,10 +348,68 @@ def root_template() -> str:
     return _ROOT_TEMPLATE
 
 
-def _integer(value: int, what: str) -> str:
-    if type(value) is not int:  # bool is an int subclass but not a rating
+def _root_texts() -> tuple[str, ...]:
+    """The template's fixed texts around its variable properties, which must be the ones
+    ``render_root`` fills, in its order."""
+    parsed = list(string.Formatter().parse(_ROOT_TEMPLATE))
+    fields = tuple(field for _, field, _, _ in parsed if field is not None)
+    if fields != ("GN", "DT", "BR", "WR", "RE", "XTC", "XST", "XET", "XER"):
+        raise AssertionError(f"render_root does not fill the root's variable properties {fields}")
+    return tuple(literal for literal, _, _, _ in parsed)
+
+
+(
+    _BEFORE_GN,
+    _BEFORE_DT,
+    _BEFORE_BR,
+    _BEFORE_WR,
+    _BEFORE_RE,
+    _BEFORE_XTC,
+    _BEFORE_XST,
+    _BEFORE_XET,
+    _BEFORE_XER,
+    _AFTER_XER,
+) = _root_texts()
+
+
+def render_root(
+    game_name: str,
+    started: datetime,
+    finished: datetime,
+    black: int | None,
+    white: int | None,
+    time_control: int | None,
+    re: str,
+    xer: str,
+) -> tuple[str, str]:
+    """The root node of a game, and XET's text without its ``Z`` (``second_text``: the first
+    part of the game's archive key). The one place the root's variable properties are
+    written; ``game_parts`` and the export's one-pass reader (``profile.row_pass``) both call
+    it, with values they have checked: ``game_name`` the UUID's text; ``started`` and
+    ``finished`` instants in ``datetime.UTC``, the finish not before the start (sub-seconds
+    are dropped); the ratings ints or None; the time control a positive int or None; ``re``
+    the RE value and ``xer`` the termination's."""
+    start_day = day_text(started)
+    end_day = day_text(finished)
+    xst = second_text(started, start_day)
+    xet = second_text(finished, end_day)
+    # One date (most games): day_text gave the same object, the text format_dates would give.
+    dt = end_day if start_day is end_day else format_dates(started.date(), finished.date())
+    br = "" if black is None else f"BR[{black} Elo]"
+    wr = "" if white is None else f"WR[{white} Elo]"
+    xtc = "" if time_control is None else f"XTC[{time_control}]"
+    root = (
+        f"{_BEFORE_GN}{game_name}{_BEFORE_DT}{dt}{_BEFORE_BR}{br}{_BEFORE_WR}{wr}{_BEFORE_RE}{re}"
+        f"{_BEFORE_XTC}{xtc}{_BEFORE_XST}{xst}{_UTC_MARK}{_BEFORE_XET}{xet}{_UTC_MARK}"
+        f"{_BEFORE_XER}{xer}{_AFTER_XER}"
+    )
+    return root, xet
+
+
+def _integer(value: int | None, what: str) -> int | None:
+    if value is not None and type(value) is not int:  # bool is an int subclass, not a rating
         raise ValueError(f"{what} must be an integer")
-    return str(value)
+    return value
 
 
 def move_node(color: Color, point: int) -> str:
@@ -345,17 +436,15 @@ def game_parts(record: GameRecord) -> list[str]:
     tc = record.time_control_seconds
     if tc is not None and (type(tc) is not int or tc <= 0):
         raise ValueError("the time control must be a positive number of seconds")
-    black, white = record.black_rating, record.white_rating
-    root = _ROOT_TEMPLATE.format(
-        GN=record.game_id,  # str(UUID) is lowercase and hyphenated
-        DT=format_dates(started.date(), finished.date()),
-        BR="" if black is None else f"BR[{_integer(black, 'the black rating')} Elo]",
-        WR="" if white is None else f"WR[{_integer(white, 'the white rating')} Elo]",
-        RE=re_value(record.result, record.termination),
-        XTC="" if tc is None else f"XTC[{tc}]",
-        XST=format_timestamp(started),
-        XET=format_timestamp(finished),
-        XER=str(record.termination),
+    root, _ = render_root(
+        str(record.game_id),  # str(UUID) is lowercase and hyphenated
+        started,
+        finished,
+        _integer(record.black_rating, "the black rating"),
+        _integer(record.white_rating, "the white rating"),
+        tc,
+        re_value(record.result, record.termination),
+        record.termination.value,
     )
     parts = [root]
     nodes = _NODES
