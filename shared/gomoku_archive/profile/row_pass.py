@@ -43,7 +43,7 @@ from gomoku_archive.gomoku.lines import PAIR_SHIFT, bits_have_five, point_bit
 from gomoku_archive.gomoku.replay import ACCEPTED_ENDINGS, JSONB_ITEMS, read_jsonb
 from gomoku_archive.profile.classify import CandidateColumns
 from gomoku_archive.profile.vocabulary import LONGEST_GAME
-from gomoku_archive.profile.writer import RE_BY_OUTCOME, move_node, render_root
+from gomoku_archive.profile.writer import LINE_END, RE_BY_OUTCOME, move_node, render_root
 
 PassedGame = tuple[str, list[str], Result, str, "int | None", "int | None", "int | None", str, str]
 """What ``pass_row`` gives for a row it takes, as the reference path would have it; a plain
@@ -154,11 +154,20 @@ def pass_row(row: CandidateColumns) -> PassedGame | None:
     if (termination, result, five, n & 1, n == POINTS) not in ACCEPTED_ENDINGS:
         return None
     gn = str(game_id)
-    root, xet = render_root(
-        gn, started, finished, black, white, time_control, ending.re, ending.termination
+    line, xet = render_root(
+        gn,
+        started,
+        finished,
+        black,
+        white,
+        time_control,
+        ending.re,
+        ending.termination,
+        movetext,
+        LINE_END,
     )
     return (
-        f"{root}{movetext})\n",
+        line,
         nodes,
         ending.result,
         ending.termination,

@@ -370,6 +370,10 @@ def _root_texts() -> tuple[str, ...]:
     _BEFORE_XER,
     _AFTER_XER,
 ) = _root_texts()
+_AFTER_XST = _UTC_MARK + _BEFORE_XET
+_AFTER_XET = _UTC_MARK + _BEFORE_XER
+LINE_END = ")\n"
+"""What ends every line: the game tree's closing parenthesis and a line feed."""
 
 
 def render_root(
@@ -381,14 +385,17 @@ def render_root(
     time_control: int | None,
     re: str,
     xer: str,
+    moves: str = "",
+    end: str = "",
 ) -> tuple[str, str]:
-    """The root node of a game, and XET's text without its ``Z`` (``second_text``: the first
-    part of the game's archive key). The one place the root's variable properties are
-    written; ``game_parts`` and the export's one-pass reader (``profile.row_pass``) both call
-    it, with values they have checked: ``game_name`` the UUID's text; ``started`` and
-    ``finished`` instants in ``datetime.UTC``, the finish not before the start (sub-seconds
-    are dropped); the ratings ints or None; the time control a positive int or None; ``re``
-    the RE value and ``xer`` the termination's."""
+    """The root node of a game followed by ``moves`` and ``end`` (the export's one-pass reader
+    writes its whole line here: its joined move nodes and ``LINE_END``), and XET's text without
+    its ``Z`` (``second_text``: the first part of the game's archive key). The one place the
+    root's variable properties are written; ``game_parts`` and the one-pass reader
+    (``profile.row_pass``) both call it, with values they have checked: ``game_name`` the UUID's
+    text; ``started`` and ``finished`` instants in ``datetime.UTC``, the finish not before the
+    start (sub-seconds are dropped); the ratings ints or None; the time control a positive int
+    or None; ``re`` the RE value and ``xer`` the termination's."""
     start_day = day_text(started)
     end_day = day_text(finished)
     xst = second_text(started, start_day)
@@ -398,12 +405,12 @@ def render_root(
     br = "" if black is None else f"BR[{black} Elo]"
     wr = "" if white is None else f"WR[{white} Elo]"
     xtc = "" if time_control is None else f"XTC[{time_control}]"
-    root = (
+    line = (
         f"{_BEFORE_GN}{game_name}{_BEFORE_DT}{dt}{_BEFORE_BR}{br}{_BEFORE_WR}{wr}{_BEFORE_RE}{re}"
-        f"{_BEFORE_XTC}{xtc}{_BEFORE_XST}{xst}{_UTC_MARK}{_BEFORE_XET}{xet}{_UTC_MARK}"
-        f"{_BEFORE_XER}{xer}{_AFTER_XER}"
+        f"{_BEFORE_XTC}{xtc}{_BEFORE_XST}{xst}{_AFTER_XST}{xet}{_AFTER_XET}{xer}{_AFTER_XER}"
+        f"{moves}{end}"
     )
-    return root, xet
+    return line, xet
 
 
 def _integer(value: int | None, what: str) -> int | None:
@@ -454,7 +461,7 @@ def game_parts(record: GameRecord) -> list[str]:
         if not (0 <= x < size and 0 <= y < size):
             raise ValueError(f"move ({x}, {y}) is off the 15 x 15 board")
         parts.append(nodes[move.color][y * size + x])
-    parts.append(")\n")
+    parts.append(LINE_END)
     return parts
 
 
