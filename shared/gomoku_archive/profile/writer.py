@@ -396,8 +396,9 @@ def render_root(
     text; ``started`` and ``finished`` instants in ``datetime.UTC``, the finish not before the
     start (sub-seconds are dropped); the ratings ints or None; the time control a positive int
     or None; ``re`` the RE value and ``xer`` the termination's."""
-    start_day = day_text(started)
-    end_day = day_text(finished)
+    days = _DAYS  # day_text's table, read here first: most games' dates are in it
+    start_day = days.get(started.toordinal()) or day_text(started)
+    end_day = days.get(finished.toordinal()) or day_text(finished)
     xst = second_text(started, start_day)
     xet = second_text(finished, end_day)
     # One date (most games): day_text gave the same object, the text format_dates would give.
