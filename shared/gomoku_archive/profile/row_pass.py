@@ -72,10 +72,22 @@ class _Ending:
     termination: str
     re: str
     """The RE value (``writer.RE_BY_OUTCOME``)."""
+    accepted: frozenset[tuple[bool, int, bool]]
+    """The boards the replay accepts for it (``replay.ACCEPTED_ENDINGS``): (a five on the final
+    board, the number of moves odd (1) or even (0), the board full)."""
 
 
 _ENDINGS: dict[tuple[str, str], _Ending] = {
-    (termination.value, result.value): _Ending(result, termination.value, re)
+    (termination.value, result.value): _Ending(
+        result,
+        termination.value,
+        re,
+        frozenset(
+            (five, odd, full)
+            for t, r, five, odd, full in ACCEPTED_ENDINGS
+            if (t, r) == (termination.value, result.value)
+        ),
+    )
     for (termination, result), re in RE_BY_OUTCOME.items()
 }
 _NODE_OF_ITEM: dict[str, str] = {
@@ -151,7 +163,7 @@ def pass_row(row: CandidateColumns) -> PassedGame | None:
     five = bits_have_five(board)
     if five and bits_have_five(board ^ _BIT_OF_NODE[nodes[-1]]):
         return None  # a five before the last move
-    if (termination, result, five, n & 1, n == POINTS) not in ACCEPTED_ENDINGS:
+    if (five, n & 1, n == POINTS) not in ending.accepted:
         return None
     gn = str(game_id)
     line, xet = render_root(

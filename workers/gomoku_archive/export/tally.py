@@ -78,18 +78,18 @@ class Tally:
         does one by one; the lines of those that publish, in order."""
         lines: list[str] = []
         passed: list[PassedGame] = []
-        follow, take = self._follow, self.take
+        follow, take, add_line, add_game = self._follow, self.take, lines.append, passed.append
         try:
             for row in rows:
                 game = pass_row(row)
                 if game is None:
                     line = take(Candidate(*row))
                     if line is not None:
-                        lines.append(line)
+                        add_line(line)
                     continue
                 follow(ORDER_KEY(game))
-                passed.append(game)
-                lines.append(LINE(game))
+                add_game(game)
+                add_line(LINE(game))
         finally:
             # The batch's games counted at once: the same counts, a C-level pass a field.
             self.candidates += len(passed)
