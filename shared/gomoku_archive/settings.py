@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gomoku_archive.errors import ConfigError, InvalidMonth
 from gomoku_archive.http.origin import IPNetwork, parse_networks
 from gomoku_archive.profile.months import Month
-from gomoku_archive.profile.writer import FIRST_PUBLISHED_MONTH
+from gomoku_archive.profile.vocabulary import FIRST_PUBLISHED_MONTH
 
 DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gomoku_archive"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

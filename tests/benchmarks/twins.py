@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -55,7 +56,15 @@ from gomoku_archive.gomoku.replay import coerce_moves, is_valid_bitboards, parse
 from gomoku_archive.profile.classify import Candidate, classify
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
-from gomoku_archive.profile.row_pass import PassedGame, pass_row
+from gomoku_archive.profile.row_pass import (
+    BLACK_RATING,
+    NODES,
+    RESULT,
+    TIME_CONTROL,
+    WHITE_RATING,
+    PassedGame,
+    pass_row,
+)
 from gomoku_archive.profile.stats import StatsCounter
 from gomoku_archive.profile.stream import ArchiveStream
 from gomoku_archive.profile.writer import GameRecord, format_timestamp, game_parts, order_key
@@ -317,7 +326,13 @@ def stats_add(month: Workload) -> tuple[Side, Side]:
     def fast() -> object:
         counter = StatsCounter()
         for start in range(0, len(passed), BATCH):
-            counter.add_passed(passed[start : start + BATCH])
+            batch = passed[start : start + BATCH]
+            counter.add_many(
+                results=map(RESULT, batch),
+                nodes=list(map(NODES, batch)),
+                time_controls=map(TIME_CONTROL, batch),
+                ratings=chain(map(BLACK_RATING, batch), map(WHITE_RATING, batch)),
+            )
         return _canonical(counter.to_json())
 
     def reference() -> object:
@@ -639,7 +654,7 @@ PAIRS = {
         Pair("sgf-move-runs", "checker runs of moves", "node by node", 3, sgf_move_runs),
         Pair("parse-moves", "parse_moves regex", "coerce_moves(json.loads)", 35, parse_moves_pair),
         Pair("row-pass", "pass_row", "classify + game_parts", 10, row_pass),
-        Pair("stats-add", "StatsCounter.add_passed", "StatsCounter.add", 140, stats_add),
+        Pair("stats-add", "StatsCounter.add_many", "StatsCounter.add", 140, stats_add),
         Pair("take-rows", "Tally.take_rows", "Tally.take", 10, take_rows),
         Pair("verify-line", "check_line_fast", "parse + check_game", 5, verify_line),
         Pair("bitboards", "is_valid_bitboards", "replay", 60, bitboards),

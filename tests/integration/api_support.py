@@ -33,7 +33,7 @@ from gomoku_archive.demo.games import generate_month
 from gomoku_archive.export.month import export_month
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 from gomoku_archive.settings import Settings
 from gomoku_archive.storage.chunks import CHUNK_SIZE
 

@@ -17,7 +17,7 @@ from gomoku_archive.export.month import export_month
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 from gomoku_archive.storage.chunks import CHUNK_SIZE, iter_archive
 from tests.benchmarks.data import seed_month as seed_bulk_month
 from tests.integration.rows import FIVE_MOVES, game_row, utc

@@ -22,7 +22,7 @@ from gomoku_archive.export.month import export_month
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.classify import Candidate, classify
 from gomoku_archive.profile.months import Month
-from gomoku_archive.profile.writer import LONGEST_GAME
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
 from gomoku_archive.storage.chunks import iter_archive
 from tests.budget import examples
 from tests.integration.rows import FIVE_MOVES, game_row

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import Reason, Termination
 from gomoku_archive.profile.classify import Candidate, classify
-from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import GameRecord, game_line
 from tests.budget import examples
 
 T0 = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)

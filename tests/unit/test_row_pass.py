@@ -9,7 +9,6 @@ import enum
 import json
 import random
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -23,14 +22,9 @@ from gomoku_archive.errors import ExportFailed
 from gomoku_archive.export.tally import Tally
 from gomoku_archive.gomoku.game import BOARD_SIZE, Reason, Result, Termination
 from gomoku_archive.profile.classify import Candidate, classify
-from gomoku_archive.profile.row_pass import PassedGame, pass_row
-from gomoku_archive.profile.writer import (
-    LONGEST_GAME,
-    GameRecord,
-    format_timestamp,
-    game_parts,
-    order_key,
-)
+from gomoku_archive.profile.row_pass import LINE, TIME_CONTROL, PassedGame, pass_row
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import GameRecord, format_timestamp, game_parts, order_key
 from tests.budget import examples
 from tests.unit.test_parse_moves import jsonb_text
 
@@ -48,7 +42,7 @@ def reference(row: tuple[object, ...]) -> Reason | PassedGame | ValueError:
     except ValueError as exc:
         return exc
     finished, game_id = order_key(outcome)
-    return (
+    return (  # in PassedGame's order, the order its names (row_pass.LINE, ...) read
         "".join(parts),
         parts[1:-1],
         outcome.result,
@@ -330,7 +324,7 @@ def test_multi_day_games_at_the_calendar_s_ends_take_the_pass(
 ) -> None:
     passed = check(row(started_at=started, finished_at=finished))
     assert passed is not None
-    assert f"XET[{finished.year:04d}-" in passed[0]
+    assert f"XET[{finished.year:04d}-" in LINE(passed)
 
 
 @pytest.mark.parametrize(
@@ -368,13 +362,13 @@ def test_the_longest_game_and_a_start_in_the_finish_s_second_take_the_pass() -> 
 def test_a_time_control_below_one_is_absent_as_in_the_reference() -> None:
     for value in (0, -60):
         passed = check(row(time_control_seconds=value))
-        assert passed is not None and passed[4] is None and "XTC[" not in passed[0]
+        assert passed is not None and TIME_CONTROL(passed) is None and "XTC[" not in LINE(passed)
 
 
 def test_a_game_across_midnight_lists_both_dates() -> None:
     columns = row(started_at=T0 - timedelta(hours=13), finished_at=T0)
     passed = check(columns)
-    assert passed is not None and "DT[2026-08-09,10]" in passed[0]
+    assert passed is not None and "DT[2026-08-09,10]" in LINE(passed)
 
 
 # --- a tally by batches ------------------------------------------------------------------------
@@ -445,21 +439,45 @@ def test_batches_count_as_row_by_row(seed: int) -> None:
     assert sum(pass_row(r) is not None for r in rows) > len(rows) // 2
 
 
-def test_a_batch_out_of_order_stops_as_row_by_row_does() -> None:
-    rows = month_rows(3, 20)
-    shuffled = [*rows[:10], rows[15], *rows[10:15], *rows[16:]]
+def published(columns: tuple[object, ...]) -> bool:
+    return isinstance(classify(Candidate(*columns)), GameRecord)
 
-    def outcome(take: Callable[[Tally], object]) -> object:
-        tally = Tally("2026-08")
-        with pytest.raises(ExportFailed, match="out of archive order"):
-            take(tally)
-        return tally.last_key
+
+def reference_published(columns: tuple[object, ...]) -> bool:
+    """The row publishes through the reference path: the pass leaves it."""
+    return pass_row(columns) is None and published(columns)
+
+
+@pytest.mark.parametrize("path", ["pass", "reference"])
+@pytest.mark.parametrize("batch", [1, 7, 100])
+def test_a_batch_out_of_order_stops_and_counts_as_row_by_row_does(path: str, batch: int) -> None:
+    """A published game that comes after a later one stops both paths with the same counts:
+    every row before it, and not it; whether the pass or the reference path takes it."""
+    rows = month_rows(3, 40)
+    takes = check if path == "pass" else reference_published
+    early = next(k for k in range(10, len(rows)) if takes(rows[k]))
+    later = next(k for k in range(early + 1, len(rows)) if published(rows[k]))
+    # rows[early] moved to just after rows[later], a game it should precede.
+    shuffled = [*rows[:early], *rows[early + 1 : later + 1], rows[early], *rows[later + 1 :]]
 
     def by_rows(tally: Tally) -> None:
         for r in shuffled:
             tally.take(Candidate(*r))
 
-    assert outcome(by_rows) == outcome(lambda tally: tally.take_rows(shuffled))
+    def by_batches(tally: Tally) -> None:
+        for start in range(0, len(shuffled), batch):
+            tally.take_rows(shuffled[start : start + batch])
+
+    states = []
+    for take in (by_rows, by_batches):
+        tally = Tally("2026-08")
+        with pytest.raises(ExportFailed, match="out of archive order"):
+            take(tally)
+        states.append(tally_state(tally))
+    before = Tally("2026-08")
+    before.take_rows(shuffled[:later])
+    assert states[0] == states[1] == tally_state(before)
+    assert before.candidates == later and before.games > 0
 
 
 def test_reference_records_are_what_the_pass_describes() -> None:
@@ -467,4 +485,4 @@ def test_reference_records_are_what_the_pass_describes() -> None:
     record = classify(Candidate(*columns))
     assert isinstance(record, GameRecord)
     passed = pass_row(columns)
-    assert passed is not None and passed[0] == "".join(game_parts(record))
+    assert passed is not None and LINE(passed) == "".join(game_parts(record))

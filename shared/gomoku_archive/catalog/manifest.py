@@ -19,7 +19,7 @@ from gomoku_archive.profile.stats import (
     length_histogram,
     percentile,
 )
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS, PROFILE_ID
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS, PROFILE_ID
 
 PROFILE = PROFILE_ID
 """The manifest's "profile" value (the id itself lives with the profile)."""

@@ -19,7 +19,7 @@ from gomoku_archive.companion.file_names import COMPANION_NAME_RE
 from gomoku_archive.errors import ArchiveError, InvalidMonth
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import ARCHIVE_NAME_RE, CHECKSUM_SUFFIX
-from gomoku_archive.profile.writer import PROFILE_ID
+from gomoku_archive.profile.vocabulary import PROFILE_ID
 
 MANIFEST_SCHEMA_VERSION = 1
 SUPERSEDED_DIR = "superseded"

@@ -23,7 +23,7 @@ from gomoku_archive.catalog.manifest import (
 )
 from gomoku_archive.db.pool import Connection, transaction
 from gomoku_archive.profile.stats import MonthStats
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 
 ARCHIVES_CHANNEL = "gomoku_archives"
 """NOTIFY channel: the payload is the month whose published archive changed."""

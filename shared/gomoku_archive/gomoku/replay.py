@@ -41,9 +41,9 @@ Python.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gomoku_archive.gomoku.game import (
     BOARD_LETTERS,
@@ -163,30 +163,46 @@ def coerce_moves(raw: object) -> list[Move] | Verdict:
     return moves
 
 
-# jsonb's text form of a well-formed move list: keys ordered by length, then bytes ("x", "y",
-# "color"), ", " and ": " as separators. ASCII digits only, on-board coordinates only.
-_JSONB_ITEM = r'\{"x": (?:1[0-4]|[0-9]), "y": (?:1[0-4]|[0-9]), "color": "[BW]"\}'
-_JSONB_MOVES = re.compile(rf"\[{_JSONB_ITEM}(?:, {_JSONB_ITEM})*\]", re.ASCII)
-_JSONB_ITEMS = re.compile(_JSONB_ITEM, re.ASCII)
-_MOVE_BY_JSONB_ITEM: dict[str, Move] = {
-    f'{{"x": {m.x}, "y": {m.y}, "color": "{m.color.value}"}}': m
+# The game server's moves column as jsonb gives it back as text, for a well-formed move list:
+# ``[{...}, {...}]``, each item's keys ordered by length, then bytes ("x", "y", "color"), ", "
+# and ": " as separators, ASCII digits. The one definition of that format: the replay's fast
+# path and the export's one-pass reader (``profile.row_pass``) both read it with ``read_jsonb``.
+JSONB_OPEN, JSONB_SEPARATOR, JSONB_CLOSE = "[{", "}, {", "}]"
+JSONB_ITEMS: Mapping[str, Move] = {
+    f'"x": {m.x}, "y": {m.y}, "color": "{m.color.value}"': m
     for moves in _SHARED_MOVES.values()
     for m in moves
 }
+"""jsonb's text of every on-board move item between its braces -> the shared ``Move``."""
+
+_Read = TypeVar("_Read")
+
+
+def read_jsonb(text: str, table: Mapping[str, _Read]) -> list[_Read] | None:
+    """What ``table`` (keyed as ``JSONB_ITEMS``) gives for each item of a moves column in
+    jsonb's text form whose every item is an on-board move; None for any other text. The items
+    never hold ``}, {``, so the text is split at its separators and each piece looked up in C:
+    a text that is not that form misses its frame or a lookup."""
+    if text[:2] != JSONB_OPEN or text[-2:] != JSONB_CLOSE:
+        return None
+    try:
+        return list(map(table.__getitem__, text[2:-2].split(JSONB_SEPARATOR)))
+    except KeyError:
+        return None
 
 
 def parse_moves(text: str | None) -> list[Move] | Verdict:
     """``coerce_moves`` of the moves column given as JSON text (SQL NULL as None).
 
     Fast path: a list in jsonb's canonical text form whose every item is an on-board move is
-    read with two C-level regex passes into the shared moves, exactly what
-    ``coerce_moves(json.loads(text))`` returns for it; any other text takes that full path.
+    read into the shared moves (``read_jsonb``), exactly what ``coerce_moves(json.loads(text))``
+    returns for it; any other text takes that full path.
     """
     if text is None:
         return _EMPTY
-    if _JSONB_MOVES.fullmatch(text):
-        table = _MOVE_BY_JSONB_ITEM
-        return [table[item] for item in _JSONB_ITEMS.findall(text)]
+    moves = read_jsonb(text, JSONB_ITEMS)
+    if moves is not None:
+        return moves
     try:
         raw = json.loads(text)
     except ValueError:  # not JSON, or a number of more digits than int() reads (jsonb has them)
@@ -320,6 +336,27 @@ def _judge_result(n: int, has_five: bool, result: Result, termination: Terminati
     if result != Result.DRAW:
         return _mismatch(n, f"{termination} must be a draw, the result is {result}")
     return VALID
+
+
+def _accepted_endings() -> frozenset[tuple[str, str, bool, int, bool]]:
+    """``_judge_result``'s rules as a table: every (termination, result, a five on the final
+    board, the number of moves odd (1) or even (0), the board full) it accepts. The rules read
+    a number of moves only for its parity and whether it is ``POINTS``, so 1, 2 and ``POINTS``
+    stand for every number (a full board has an odd number of moves)."""
+    return frozenset(
+        (termination.value, result.value, five, n & 1, n == POINTS)
+        for termination in Termination
+        for result in Result
+        for five in (False, True)
+        for n in (1, 2, POINTS)
+        if _judge_result(n, five, result, termination).reason is None
+    )
+
+
+ACCEPTED_ENDINGS = _accepted_endings()
+"""The endings ``replay`` accepts, keyed ``(termination value, result value, five on the final
+board, n & 1, n == POINTS)`` for n moves with no five before the last one: the export's
+one-pass reader (``profile.row_pass``) looks its games up here."""
 
 
 # --- the verifier's fast path ----------------------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Any, TypeAlias
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, Reason, Result, Termination
 from gomoku_archive.gomoku.replay import parse_moves, replay
-from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import GameRecord
 
 _RESULTS = {r.value: r for r in Result}
 _TERMINATIONS = {t.value: t for t in Termination}

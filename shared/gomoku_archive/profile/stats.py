@@ -22,7 +22,6 @@ from operator import itemgetter
 from typing import Any, cast
 
 from gomoku_archive.gomoku.game import BOARD_SIZE, POINTS, Color, Result
-from gomoku_archive.profile.row_pass import PassedGame
 from gomoku_archive.profile.writer import GameRecord, move_node
 
 STATS_VERSION = 1
@@ -37,8 +36,6 @@ WINNERS: Mapping[Result, str] = {
 NO_TIME_CONTROL = "none"
 """The ``timeControls`` key of games without XTC."""
 
-# The fields of a PassedGame that the statistics count.
-_NODES, _RESULT, _TIME_CONTROL, _BLACK, _WHITE = (itemgetter(i) for i in (1, 2, 4, 5, 6))
 _FIRST = itemgetter(0)
 
 _POINT_OF_NODE: Mapping[str, int] = {
@@ -51,7 +48,7 @@ class StatsCounter:
 
     ``add`` costs a few dictionary updates per game and one C-level counter update over its
     move nodes, which are strings shared by every game with their hash cached. The export
-    counts a batch of games at once with ``add_passed``: one C-level counter update per figure
+    counts a batch of games at once with ``add_many``: one C-level counter update per figure
     over the whole batch."""
 
     __slots__ = ("_first", "_lengths", "_nodes", "_ratings", "_time_controls", "_winners")
@@ -101,21 +98,28 @@ class StatsCounter:
         """Count the move nodes of published games, of one game or of many at once."""
         self._nodes.update(nodes)
 
-    def add_passed(self, games: Sequence[PassedGame]) -> None:
-        """Count published games as ``row_pass.pass_row`` gives them: the counts ``add`` gives
-        game by game, counted here a field at a time over the whole batch (each a C-level
-        pass)."""
-        nodes = list(map(_NODES, games))
-        self._winners.update(map(_RESULT, games))
+    def add_many(
+        self,
+        *,
+        results: Iterable[Result],
+        nodes: Sequence[Sequence[str]],
+        time_controls: Iterable[int | None],
+        ratings: Iterable[int | None],
+    ) -> None:
+        """Count many published games at once: the counts ``add`` gives game by game, counted
+        here a figure at a time over the whole batch (each a C-level pass). ``results``,
+        ``nodes`` (each game's move nodes, black's first) and ``time_controls`` (None: no time
+        control) have one item a game, in one order; ``ratings`` holds every BR and WR of
+        the games, None where one is not recorded."""
+        self._winners.update(results)
         for moves, count in Counter(map(len, nodes)).items():
             self._lengths[moves] += count
         self._first.update(map(_FIRST, nodes))
         self._nodes.update(chain.from_iterable(nodes))
-        self._time_controls.update(map(_TIME_CONTROL, games))
-        ratings: Counter[int | None] = Counter(map(_BLACK, games))
-        ratings.update(map(_WHITE, games))
-        ratings.pop(None, None)
-        self._ratings.update(cast("Counter[int]", ratings))
+        self._time_controls.update(time_controls)
+        recorded: Counter[int | None] = Counter(ratings)
+        recorded.pop(None, None)
+        self._ratings.update(cast("Counter[int]", recorded))
 
     def merge(self, other: StatsCounter) -> None:
         """Add ``other``'s counts to these: the counts of both sets of games (a two-process

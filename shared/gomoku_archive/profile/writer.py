@@ -1,13 +1,18 @@
-"""The ``gomoku-party-sgf-1`` profile: how one finished game becomes one SGF line.
+"""The ``gomoku-party-sgf-1`` profile's line writer: how one finished game becomes one SGF line.
 
 ``ROOT_PROPERTIES`` is the single description of the root node: the writer's line template,
-the public profile page and the verifier are all built from it, so they cannot drift apart.
-Every value the writer emits is generated from a closed alphabet (digits, a lowercase UUID,
-fixed words); the constant texts still go through ``escape_text`` once, at import.
+the public profile page and the verifier are all built from it. The line is written in one
+place: ``render_root`` writes every variable property of the root (from the template's own
+fixed texts, its order checked at import) and ``move_node`` every move, and both the
+reference (``game_parts``) and the export's one-pass reader (``profile.row_pass``) call them,
+so the two cannot drift apart. Every value the writer emits is generated from a closed alphabet
+(digits, a lowercase UUID, fixed words); the constant texts still go through ``escape_text``
+once, at import. The profile's vocabulary and the pages' words are ``profile.vocabulary``'s.
 """
 
 from __future__ import annotations
 
+import string
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,22 +23,10 @@ from gomoku_archive.gomoku.game import (
     BOARD_SIZE,
     Color,
     Move,
-    Reason,
     Result,
     Termination,
 )
-from gomoku_archive.profile.months import Month
-
-PROFILE_ID = "gomoku-party-sgf-1"
-FIRST_PUBLISHED_MONTH = Month(2026, 8)
-"""The profile: "Only closed months are published, starting with August 2026"."""
-
-
-LONGEST_GAME = timedelta(days=31)
-"""The longest a published game may last from XST to XET. A start further back is no real start
-(a clock reset to 1970, a placeholder date): such a record is excluded as ``incomplete``, never
-published with a DT listing thousands of dates. No rated game of a real-time server lasts a
-month, and a game started in one month and finished in the next still fits."""
+from gomoku_archive.profile.vocabulary import LONGEST_GAME, PROFILE_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,66 +224,6 @@ RE_BY_OUTCOME: Mapping[tuple[Termination, Result], str] = {
 }
 """The RE value of every (termination, result) pair the replay accepts; no other pair exists."""
 
-RE_VALUES: Mapping[str, str] = {
-    "B+": "Black won by making five or more in a row (XER FIVE)",
-    "W+": "White won by making five or more in a row (XER FIVE)",
-    "B+R": "Black won because White resigned (XER RESIGNATION)",
-    "W+R": "White won because Black resigned (XER RESIGNATION)",
-    "B+T": "Black won because White ran out of time (XER TIMEOUT)",
-    "W+T": "White won because Black ran out of time (XER TIMEOUT)",
-    "Draw": "Drawn: the board filled up (XER BOARD_FULL) or both players agreed (XER AGREEMENT)",
-}
-
-TERMINATION_DOCS: Mapping[Termination, str] = {
-    Termination.FIVE: "The last move made five or more in a row for the player who played it",
-    Termination.RESIGNATION: "A player resigned; the other player wins",
-    Termination.TIMEOUT: "A player's clock ran out; the other player wins",
-    Termination.BOARD_FULL: "All 225 intersections were filled without a five: a draw",
-    Termination.AGREEMENT: "Both players agreed to a draw",
-}
-
-REASON_DOCS: Mapping[Reason, str] = {
-    Reason.ABORTED: "The game was aborted before it finished",
-    Reason.INCOMPLETE: "The record does not describe a whole finished game: its status is not "
-    "FINISHED, its result or termination is missing or unknown, its board is not 15 x 15, or it "
-    "has no usable start time (none, infinite, outside the years 1 to 9999, after the finish, or "
-    f"more than {LONGEST_GAME.days} days before it)",
-    Reason.EMPTY: "The game has no moves",
-    Reason.MALFORMED: "The stored move list cannot be read as moves with a colour and two "
-    "integer coordinates",
-    Reason.TURN_ORDER: "Black does not move first, or the colours do not alternate",
-    Reason.OUT_OF_BOUNDS: "A move lies outside the 15 x 15 board",
-    Reason.OCCUPIED: "A move is played on an intersection that already holds a stone",
-    Reason.MOVES_AFTER_FIVE: "Moves continue after a five was made",
-    Reason.RESULT_MISMATCH: "The recorded result or termination does not agree with the board",
-}
-
-TERMINATION_LABELS: Mapping[Termination, str] = {
-    Termination.FIVE: "Five in a row",
-    Termination.RESIGNATION: "Resignation",
-    Termination.TIMEOUT: "Time ran out",
-    Termination.BOARD_FULL: "Board full (draw)",
-    Termination.AGREEMENT: "Draw by agreement",
-}
-"""Short names for the pages, shown beside the codes (the DOCS above say them in full)."""
-
-REASON_LABELS: Mapping[Reason, str] = {
-    Reason.ABORTED: "Aborted",
-    Reason.INCOMPLETE: "No recorded end",
-    Reason.EMPTY: "No moves",
-    Reason.MALFORMED: "Unreadable moves",
-    Reason.TURN_ORDER: "Wrong turn order",
-    Reason.OUT_OF_BOUNDS: "Move off the board",
-    Reason.OCCUPIED: "Move on an occupied point",
-    Reason.MOVES_AFTER_FIVE: "Moves after a five",
-    Reason.RESULT_MISMATCH: "Result disagrees with the board",
-}
-
-ALL_REASONS: tuple[str, ...] = tuple(r.value for r in Reason)
-"""The manifest's exclusion keys, every one present in every month (zero included)."""
-ALL_TERMINATIONS: tuple[str, ...] = tuple(t.value for t in Termination)
-"""The manifest's result keys, every one present in every month (zero included)."""
-
 _NODES: Mapping[Color, tuple[str, ...]] = {
     color: tuple(
         f";{color.value}[{BOARD_LETTERS[point % BOARD_SIZE]}{BOARD_LETTERS[point // BOARD_SIZE]}]"
@@ -329,13 +262,42 @@ def utc_seconds(instant: datetime) -> datetime:
     return instant.astimezone(UTC).replace(microsecond=0)
 
 
+_CLOCK: tuple[str, ...] = tuple(f"T{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+"""``THH:MM:`` of every minute of a day, by ``hour * 60 + minute``."""
+_SECONDS: tuple[str, ...] = tuple(f"{s:02d}" for s in range(60))
+_UTC_MARK = "Z"
+"""The end of XST's and XET's text: the instant is in UTC."""
+_DAYS: dict[int, str] = {}
+"""A date's ordinal -> ``YYYY-MM-DD`` (``date.isoformat``), for the dates seen lately."""
+_DAYS_KEPT = 4096
+
+
+def day_text(instant: date) -> str:
+    """``instant``'s date as ``YYYY-MM-DD`` (a ``datetime`` gives its own date): the same
+    string object for every time of a date until the table of recent dates is cleared, so two
+    instants of one date compare with ``is``."""
+    ordinal = instant.toordinal()
+    text = _DAYS.get(ordinal)
+    if text is None:
+        if len(_DAYS) >= _DAYS_KEPT:
+            _DAYS.clear()
+        text = _DAYS[ordinal] = date.fromordinal(ordinal).isoformat()
+    return text
+
+
+def second_text(instant: datetime, day: str) -> str:
+    """XST's or XET's text without its final ``Z`` (``YYYY-MM-DDTHH:MM:SS``, sub-seconds
+    truncated) for an instant in UTC whose ``day_text`` is ``day``. Compared as strings, these
+    texts order as the instants' whole seconds do: every part has a fixed width, the year four
+    digits."""
+    return f"{day}{_CLOCK[instant.hour * 60 + instant.minute]}{_SECONDS[instant.second]}"
+
+
 def format_timestamp(instant: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` in UTC, sub-seconds truncated (the XST and XET format)."""
-    # isoformat() truncates to whole seconds with timespec="seconds" and writes a 4-digit year:
-    # YYYY-MM-DDTHH:MM:SS, then "+00:00" for UTC, which becomes "Z".
     if instant.tzinfo is not UTC:
         instant = utc_seconds(instant)
-    return instant.isoformat(timespec="seconds")[:-6] + "Z"
+    return second_text(instant, day_text(instant)) + _UTC_MARK
 
 
 def format_dates(first: date, last: date) -> str:
@@ -386,10 +348,76 @@ def root_template() -> str:
     return _ROOT_TEMPLATE
 
 
-def _integer(value: int, what: str) -> str:
-    if type(value) is not int:  # bool is an int subclass but not a rating
+def _root_texts() -> tuple[str, ...]:
+    """The template's fixed texts around its variable properties, which must be the ones
+    ``render_root`` fills, in its order."""
+    parsed = list(string.Formatter().parse(_ROOT_TEMPLATE))
+    fields = tuple(field for _, field, _, _ in parsed if field is not None)
+    if fields != ("GN", "DT", "BR", "WR", "RE", "XTC", "XST", "XET", "XER"):
+        raise AssertionError(f"render_root does not fill the root's variable properties {fields}")
+    return tuple(literal for literal, _, _, _ in parsed)
+
+
+(
+    _BEFORE_GN,
+    _BEFORE_DT,
+    _BEFORE_BR,
+    _BEFORE_WR,
+    _BEFORE_RE,
+    _BEFORE_XTC,
+    _BEFORE_XST,
+    _BEFORE_XET,
+    _BEFORE_XER,
+    _AFTER_XER,
+) = _root_texts()
+_AFTER_XST = _UTC_MARK + _BEFORE_XET
+_AFTER_XET = _UTC_MARK + _BEFORE_XER
+LINE_END = ")\n"
+"""What ends every line: the game tree's closing parenthesis and a line feed."""
+
+
+def render_root(
+    game_name: str,
+    started: datetime,
+    finished: datetime,
+    black: int | None,
+    white: int | None,
+    time_control: int | None,
+    re: str,
+    xer: str,
+    moves: str = "",
+    end: str = "",
+) -> tuple[str, str]:
+    """The root node of a game followed by ``moves`` and ``end`` (the export's one-pass reader
+    writes its whole line here: its joined move nodes and ``LINE_END``), and XET's text without
+    its ``Z`` (``second_text``: the first part of the game's archive key). The one place the
+    root's variable properties are written; ``game_parts`` and the one-pass reader
+    (``profile.row_pass``) both call it, with values they have checked: ``game_name`` the UUID's
+    text; ``started`` and ``finished`` instants in ``datetime.UTC``, the finish not before the
+    start (sub-seconds are dropped); the ratings ints or None; the time control a positive int
+    or None; ``re`` the RE value and ``xer`` the termination's."""
+    days = _DAYS  # day_text's table, read here first: most games' dates are in it
+    start_day = days.get(started.toordinal()) or day_text(started)
+    end_day = days.get(finished.toordinal()) or day_text(finished)
+    xst = second_text(started, start_day)
+    xet = second_text(finished, end_day)
+    # One date (most games): day_text gave the same object, the text format_dates would give.
+    dt = end_day if start_day is end_day else format_dates(started.date(), finished.date())
+    br = "" if black is None else f"BR[{black} Elo]"
+    wr = "" if white is None else f"WR[{white} Elo]"
+    xtc = "" if time_control is None else f"XTC[{time_control}]"
+    line = (
+        f"{_BEFORE_GN}{game_name}{_BEFORE_DT}{dt}{_BEFORE_BR}{br}{_BEFORE_WR}{wr}{_BEFORE_RE}{re}"
+        f"{_BEFORE_XTC}{xtc}{_BEFORE_XST}{xst}{_AFTER_XST}{xet}{_AFTER_XET}{xer}{_AFTER_XER}"
+        f"{moves}{end}"
+    )
+    return line, xet
+
+
+def _integer(value: int | None, what: str) -> int | None:
+    if value is not None and type(value) is not int:  # bool is an int subclass, not a rating
         raise ValueError(f"{what} must be an integer")
-    return str(value)
+    return value
 
 
 def move_node(color: Color, point: int) -> str:
@@ -416,17 +444,15 @@ def game_parts(record: GameRecord) -> list[str]:
     tc = record.time_control_seconds
     if tc is not None and (type(tc) is not int or tc <= 0):
         raise ValueError("the time control must be a positive number of seconds")
-    black, white = record.black_rating, record.white_rating
-    root = _ROOT_TEMPLATE.format(
-        GN=record.game_id,  # str(UUID) is lowercase and hyphenated
-        DT=format_dates(started.date(), finished.date()),
-        BR="" if black is None else f"BR[{_integer(black, 'the black rating')} Elo]",
-        WR="" if white is None else f"WR[{_integer(white, 'the white rating')} Elo]",
-        RE=re_value(record.result, record.termination),
-        XTC="" if tc is None else f"XTC[{tc}]",
-        XST=format_timestamp(started),
-        XET=format_timestamp(finished),
-        XER=str(record.termination),
+    root, _ = render_root(
+        str(record.game_id),  # str(UUID) is lowercase and hyphenated
+        started,
+        finished,
+        _integer(record.black_rating, "the black rating"),
+        _integer(record.white_rating, "the white rating"),
+        tc,
+        re_value(record.result, record.termination),
+        record.termination.value,
     )
     parts = [root]
     nodes = _NODES
@@ -436,7 +462,7 @@ def game_parts(record: GameRecord) -> list[str]:
         if not (0 <= x < size and 0 <= y < size):
             raise ValueError(f"move ({x}, {y}) is off the 15 x 15 board")
         parts.append(nodes[move.color][y * size + x])
-    parts.append(")\n")
+    parts.append(LINE_END)
     return parts
 
 

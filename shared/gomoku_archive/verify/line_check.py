@@ -13,13 +13,8 @@ from datetime import UTC, date, datetime
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
 from gomoku_archive.gomoku.lines import point_bit
 from gomoku_archive.gomoku.replay import is_valid_bitboards, replay
-from gomoku_archive.profile.writer import (
-    LONGEST_GAME,
-    RE_BY_OUTCOME,
-    ROOT_PROPERTIES,
-    escape_text,
-    format_dates,
-)
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import RE_BY_OUTCOME, ROOT_PROPERTIES, escape_text, format_dates
 from gomoku_archive.sgf import GameTree, Node, Property, SgfParseError, parse
 from gomoku_archive.verify.report import Check
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gomoku_archive.profile.writer import PROFILE_ID
+from gomoku_archive.profile.vocabulary import PROFILE_ID
 
 
 class Check(StrEnum):

@@ -12,7 +12,7 @@ from gomoku_archive.catalog.manifest import (
 from gomoku_archive.companion.file_names import companion_file_name, is_companion_name
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name, checksum_line, is_archive_name
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 
 SHA = "0123456789abcdef" + "f" * 48
 

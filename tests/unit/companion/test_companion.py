@@ -40,7 +40,8 @@ from gomoku_archive.export.companion.file_writer import (
 from gomoku_archive.export.ranges import RANGE_CANDIDATES
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Result, Termination
 from gomoku_archive.gomoku.replay import replay
-from gomoku_archive.profile.writer import LONGEST_GAME, GameRecord, game_line, order_key
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import GameRecord, game_line, order_key
 from gomoku_archive.verify import games_rows
 from gomoku_archive.verify.line_check import check_line
 from tests.budget import examples

@@ -11,13 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gomoku_archive.gomoku.game import Color, Move, Reason, Result, Termination
+from gomoku_archive.profile.vocabulary import PROFILE_ID, RE_VALUES, REASON_DOCS, TERMINATION_DOCS
 from gomoku_archive.profile.writer import (
-    PROFILE_ID,
     RE_BY_OUTCOME,
-    RE_VALUES,
-    REASON_DOCS,
     ROOT_PROPERTIES,
-    TERMINATION_DOCS,
     GameRecord,
     escape_text,
     format_dates,

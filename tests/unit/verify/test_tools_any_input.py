@@ -15,7 +15,8 @@ from datetime import UTC, date, datetime, timedelta
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from gomoku_archive.profile.writer import LONGEST_GAME, ROOT_PROPERTIES, format_dates
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import ROOT_PROPERTIES, format_dates
 from gomoku_archive.verify.archive import ArchiveVerifier
 from gomoku_archive.verify.games_rows import FIELDS, csv_row, record
 from gomoku_archive.verify.line_check import check_line

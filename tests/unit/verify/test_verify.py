@@ -17,7 +17,8 @@ from gomoku_archive.gomoku.game import Color, Move, Result, Termination
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name, checksum_line
 from gomoku_archive.profile.stream import ArchiveStream
-from gomoku_archive.profile.writer import LONGEST_GAME, ROOT_PROPERTIES, GameRecord, game_line
+from gomoku_archive.profile.vocabulary import LONGEST_GAME
+from gomoku_archive.profile.writer import ROOT_PROPERTIES, GameRecord, game_line
 from gomoku_archive.verify.archive import ArchiveVerifier, Check, ChecksumStatus, VerifyReport
 from gomoku_archive.verify.line_check import VALUE_FORMATS, check_line_fast
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from gomoku_archive.catalog.manifest import last_changed
 from gomoku_archive.gomoku.game import Reason, Termination
-from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
+from gomoku_archive.profile.vocabulary import REASON_LABELS, TERMINATION_LABELS
 from gomoku_archive.web.pages.favicon import SIZE, favicon_ico
 from gomoku_archive.web.pages.handlers import ROBOTS
 

@@ -13,7 +13,8 @@ from markupsafe import escape
 
 from gomoku_archive.catalog.manifest import MonthSummary, PreviousFile, build_manifest
 from gomoku_archive.gomoku.game import Reason, Termination
-from gomoku_archive.profile.writer import RE_VALUES, ROOT_PROPERTIES
+from gomoku_archive.profile.vocabulary import RE_VALUES
+from gomoku_archive.profile.writer import ROOT_PROPERTIES
 from gomoku_archive.web.pages.database import render_database_page
 from gomoku_archive.web.pages.profile import example_line, render_profile_page
 

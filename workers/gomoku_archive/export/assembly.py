@@ -35,7 +35,7 @@ from gomoku_archive.profile.deflate_parts import gzip_trailer
 from gomoku_archive.profile.months import Month
 from gomoku_archive.profile.names import archive_file_name
 from gomoku_archive.profile.stream import GZIP_HEADER
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 
 log = get_logger(__name__)
 

@@ -4,7 +4,9 @@ assembly as JSON (``to_json``), which merges the ranges' tallies in order (``ext
 
 ``take_rows`` is the export's path: a batch of rows as the cursor gives them, each through the
 one-pass reader (``profile.row_pass``) and, for a row that one leaves to it, ``take``, the
-reference path (classify, ``game_parts``, the statistics' ``add``). Both count the same."""
+reference path (classify, ``game_parts``, the statistics' ``add``). Both count the same, also
+when a game out of order stops them: a row counts once its game is known to follow the last one
+(``_follow``, the one order check, which ``extend`` uses for a range's first game too)."""
 
 from __future__ import annotations
 
@@ -12,19 +14,28 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
+from itertools import chain
 from typing import Any
 
 from gomoku_archive.errors import ExportFailed
 from gomoku_archive.gomoku.game import Reason
 from gomoku_archive.profile.classify import Candidate, CandidateColumns, classify
-from gomoku_archive.profile.row_pass import PassedGame, pass_row
+from gomoku_archive.profile.row_pass import (
+    BLACK_RATING,
+    LINE,
+    NODES,
+    ORDER_KEY,
+    RESULT,
+    TERMINATION,
+    TIME_CONTROL,
+    WHITE_RATING,
+    PassedGame,
+    pass_row,
+)
 from gomoku_archive.profile.stats import StatsCounter
 from gomoku_archive.profile.writer import format_timestamp, game_parts, order_key
 
 OUT_OF_ORDER = "the source returned games out of archive order"
-_TERMINATION = itemgetter(3)
-"""A PassedGame's termination value."""
 
 OrderKey = tuple[str, str]
 """A game's place in the archive: its XET without the final ``Z`` (``YYYY-MM-DDTHH:MM:SS``) and
@@ -48,16 +59,17 @@ class Tally:
 
     def take(self, row: Candidate) -> str | None:
         """Count ``row``; its archive line, or None when it is excluded. Raises
-        ``ExportFailed`` for a game that does not come after the previous one."""
-        self.candidates += 1
+        ``ExportFailed`` for a game that does not come after the previous one (not counted)."""
         verdict = classify(row)
         if isinstance(verdict, Reason):
+            self.candidates += 1
             self.exclusions[verdict.value] += 1
             return None
         finished, game_id = order_key(verdict)
         self._follow((format_timestamp(finished)[:-1], game_id))
-        self.results[verdict.termination.value] += 1
         parts = game_parts(verdict)
+        self.candidates += 1
+        self.results[verdict.termination.value] += 1
         self.stats.add(verdict, parts)
         return "".join(parts)
 
@@ -66,45 +78,44 @@ class Tally:
         does one by one; the lines of those that publish, in order."""
         lines: list[str] = []
         passed: list[PassedGame] = []
+        follow, take, add_line, add_game = self._follow, self.take, lines.append, passed.append
         try:
             for row in rows:
                 game = pass_row(row)
                 if game is None:
-                    line = self.take(Candidate(*row))
+                    line = take(Candidate(*row))
                     if line is not None:
-                        lines.append(line)
+                        add_line(line)
                     continue
-                key = game[7], game[8]
-                last = self.last_key
-                if last is None:
-                    self.first_key = key
-                elif key <= last:
-                    raise ExportFailed(f"{self.label}: {OUT_OF_ORDER}")
-                self.last_key = key
-                passed.append(game)
-                lines.append(game[0])
+                follow(ORDER_KEY(game))
+                add_game(game)
+                add_line(LINE(game))
         finally:
             # The batch's games counted at once: the same counts, a C-level pass a field.
             self.candidates += len(passed)
-            self.results.update(map(_TERMINATION, passed))
-            self.stats.add_passed(passed)
+            self.results.update(map(TERMINATION, passed))
+            self.stats.add_many(
+                results=map(RESULT, passed),
+                nodes=list(map(NODES, passed)),
+                time_controls=map(TIME_CONTROL, passed),
+                ratings=chain(map(BLACK_RATING, passed), map(WHITE_RATING, passed)),
+            )
         return lines
 
     def _follow(self, key: OrderKey) -> None:
-        """Record the next published game's key; raise unless it comes after the last one."""
-        if self.last_key is None:
+        """The archive order's one check: record the next published game's key, or raise
+        ``ExportFailed`` unless it comes after the last one."""
+        last = self.last_key
+        if last is None:
             self.first_key = key
-        elif key <= self.last_key:
+        elif key <= last:
             raise ExportFailed(f"{self.label}: {OUT_OF_ORDER}")
         self.last_key = key
 
     def extend(self, later: Tally) -> None:
         """Add the counts of rows that come after these (the next slice of the month)."""
         if later.first_key is not None:
-            if self.last_key is not None and later.first_key <= self.last_key:
-                raise ExportFailed(f"{self.label}: {OUT_OF_ORDER}")
-            if self.first_key is None:
-                self.first_key = later.first_key
+            self._follow(later.first_key)
             self.last_key = later.last_key
         self.candidates += later.candidates
         self.exclusions.update(later.exclusions)

@@ -9,7 +9,7 @@ from typing import Any
 from gomoku_archive.catalog.manifest import LICENSE, PROFILE, SCHEMA_VERSION
 from gomoku_archive.gomoku.game import BOARD_SIZE
 from gomoku_archive.profile.stats import LENGTH_BIN, NO_TIME_CONTROL
-from gomoku_archive.profile.writer import ALL_REASONS, ALL_TERMINATIONS
+from gomoku_archive.profile.vocabulary import ALL_REASONS, ALL_TERMINATIONS
 
 DOCUMENT_REVISED = datetime(2026, 12, 7, tzinfo=UTC)
 """The document's Last-Modified (it is built from constants): change it with the document

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gomoku_archive.profile.writer import REASON_LABELS, TERMINATION_LABELS
+from gomoku_archive.profile.vocabulary import REASON_LABELS, TERMINATION_LABELS
 from gomoku_archive.verify.games_rows import FILTER_OPTIONS
 from gomoku_archive.web.pages.charts import bar_chart, month_figures
 from gomoku_archive.web.pages.examples import (

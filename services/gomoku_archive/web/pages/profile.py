@@ -1,7 +1,7 @@
 """The profile page (``/database/profile``): every root property, extension, result,
 termination and exclusion reason, generated from the constants the writer and the export use
-(``profile.writer``, ``gomoku.game``, ``catalog.manifest``) so the page
-cannot drift from the files."""
+(``profile.writer``, ``profile.vocabulary``, ``gomoku.game``, ``catalog.manifest``) so the
+page cannot drift from the files."""
 
 from __future__ import annotations
 
@@ -12,14 +12,8 @@ from datetime import UTC, datetime
 from gomoku_archive.catalog.manifest import PROFILE, SCOPE
 from gomoku_archive.companion.schema import COLUMNS, COMPRESSION_LEVEL, ROW_GROUPS, SCHEMA_ID
 from gomoku_archive.gomoku.game import BOARD_SIZE, Color, Move, Reason, Result, Termination
-from gomoku_archive.profile.writer import (
-    RE_VALUES,
-    REASON_DOCS,
-    ROOT_PROPERTIES,
-    TERMINATION_DOCS,
-    GameRecord,
-    game_line,
-)
+from gomoku_archive.profile.vocabulary import RE_VALUES, REASON_DOCS, TERMINATION_DOCS
+from gomoku_archive.profile.writer import ROOT_PROPERTIES, GameRecord, game_line
 from gomoku_archive.web.pages.charts import LETTERS, Board, board
 from gomoku_archive.web.pages.examples import SGFMILL_EXAMPLE, STDLIB_EXAMPLE
 from gomoku_archive.web.pages.templating import render
