@@ -652,7 +652,13 @@ PAIRS = {
     for pair in (
         Pair("sgf-tokens", "parser hot tokens", "general tokens", 2, sgf_tokens),
         Pair("sgf-move-runs", "checker runs of moves", "node by node", 3, sgf_move_runs),
-        Pair("parse-moves", "parse_moves regex", "coerce_moves(json.loads)", 35, parse_moves_pair),
+        Pair(
+            "parse-moves",
+            "parse_moves table of items",
+            "coerce_moves(json.loads)",
+            35,
+            parse_moves_pair,
+        ),
         Pair("row-pass", "pass_row", "classify + game_parts", 10, row_pass),
         Pair("stats-add", "StatsCounter.add_many", "StatsCounter.add", 140, stats_add),
         Pair("take-rows", "Tally.take_rows", "Tally.take", 10, take_rows),
