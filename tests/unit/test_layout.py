@@ -113,11 +113,6 @@ FLAT_UNIT_TESTS = {
     # the top-level modules'
     "test_logs.py",
     "test_settings.py",
-    # the profile's, with the helpers the profile's and the export's tests import by path, until
-    # the profile's rewrite moves them
-    "test_classify.py",
-    "test_parse_moves.py",
-    "test_row_pass.py",
 }
 """What docs/contributing.md lists as sitting directly in tests/unit/."""
 

@@ -4,8 +4,8 @@ the game and formats its line, for the rows real play is made of.
 Equivalent to the reference path, ``classify`` (``parse_moves``, ``replay``) then
 ``game_parts``, for every row it takes: ``pass_row`` gives the same line and the same facts, or
 None, and then the caller takes the reference path, which decides the row's reason or its rare
-shape (tests/unit/test_row_pass.py holds the two equal on random and hostile rows). It takes a
-row when:
+shape (tests/unit/profile/test_row_pass.py holds the two equal on random and hostile rows). It
+takes a row when:
 
 - its status is ``FINISHED``, its board 15 x 15, and its (termination, result) one of the eight
   pairs a replay can accept (``writer.RE_BY_OUTCOME``);

@@ -16,7 +16,7 @@ from gomoku_archive.errors import ExportFailed
 from gomoku_archive.export.tally import OUT_OF_ORDER, Tally
 from gomoku_archive.profile.classify import Candidate
 from gomoku_archive.profile.writer import game_line
-from tests.unit.test_classify import T0, candidate
+from tests.unit.profile.test_classify import T0, candidate
 
 
 def game(n: int, **overrides: object) -> Candidate:

@@ -26,7 +26,7 @@ from gomoku_archive.profile.row_pass import LINE, TIME_CONTROL, PassedGame, pass
 from gomoku_archive.profile.vocabulary import LONGEST_GAME
 from gomoku_archive.profile.writer import GameRecord, format_timestamp, game_parts, order_key
 from tests.budget import examples
-from tests.unit.test_parse_moves import jsonb_text
+from tests.unit.gomoku.test_parse_moves import jsonb_text
 
 T0 = datetime(2026, 8, 10, 12, 0, 7, 250_000, tzinfo=UTC)
 
