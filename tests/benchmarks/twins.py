@@ -520,32 +520,39 @@ def _access_log() -> Iterator[io.StringIO]:
 bind = structlog.contextvars.bind_contextvars
 
 
+def _info_lines(
+    requests: list[tuple[str, str, str, int, int, float, str]],
+    make_info: Callable[[], Callable[..., object]],
+) -> str:
+    """The access log of ``requests`` written by ``DirectLogger.info`` calls, the info method
+    made by ``make_info`` once the log is configured: ``json_line``'s pair and
+    ``request_line``'s reference."""
+    with _access_log() as stream:
+        info = make_info()
+        for method, route, path, status, sent, duration, request_id in requests:
+            bind(request_id=request_id)
+            info(
+                "http_request",
+                method=method,
+                route=route,
+                path=path,
+                status=status,
+                bytes=sent,
+                duration_ms=duration,
+            )
+        return stream.getvalue()
+
+
 def json_line(month: Workload) -> tuple[Side, Side]:
     """``DirectLogger.info``'s JSON line, built directly, against the structlog chain that the
     direct logger runs otherwise (``logs._direct_logger``)."""
     requests = _requests(month)
 
-    def write(logger: Callable[[], Callable[..., object]]) -> object:
-        with _access_log() as stream:
-            info = logger()
-            for method, route, path, status, sent, duration, request_id in requests:
-                bind(request_id=request_id)
-                info(
-                    "http_request",
-                    method=method,
-                    route=route,
-                    path=path,
-                    status=status,
-                    bytes=sent,
-                    duration_ms=duration,
-                )
-            return stream.getvalue()
-
     def fast() -> object:
-        return write(lambda: logs.get_direct_logger(logs.ACCESS_LOGGER).info)
+        return _info_lines(requests, lambda: logs.get_direct_logger(logs.ACCESS_LOGGER).info)
 
     def reference() -> object:
-        return write(lambda: logs._direct_logger(logs.ACCESS_LOGGER).info)
+        return _info_lines(requests, lambda: logs._direct_logger(logs.ACCESS_LOGGER).info)
 
     return fast, reference
 
@@ -564,19 +571,7 @@ def request_line(month: Workload) -> tuple[Side, Side]:
             return stream.getvalue()
 
     def reference() -> object:
-        with _access_log() as stream:
-            for method, route, path, status, sent, duration, request_id in requests:
-                bind(request_id=request_id)
-                access.info(
-                    "http_request",
-                    method=method,
-                    route=route,
-                    path=path,
-                    status=status,
-                    bytes=sent,
-                    duration_ms=duration,
-                )
-            return stream.getvalue()
+        return _info_lines(requests, lambda: access.info)
 
     return fast, reference
 
